@@ -1,0 +1,78 @@
+// Row-strided views over caller-owned arrays.
+//
+// Contract
+// - Ownership: a view never owns memory. The caller (the nanobind layer)
+//   keeps the underlying Python arrays alive for the duration of the call.
+// - Layout: the last axis is contiguous; every other stride is free and is
+//   given in elements (not bytes). This is what lets a backend pass its own
+//   row-strided state views without a copy.
+// - Threading: views are plain values; concurrent reads are fine, concurrent
+//   writes to distinct rows are fine (rows never overlap by validation).
+// - Errors: none here; shapes and strides are validated before a view is made.
+#pragma once
+
+#include <cstdint>
+
+namespace mjrefresh {
+
+// (rows, cols) matrix of T with a free row stride.
+template <class T>
+struct RowView {
+  T* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;  // elements between row r and r+1
+
+  bool valid() const { return data != nullptr; }
+  T* row(int64_t r) const { return data + r * row_stride; }
+};
+
+// (rows, items, width) array of T: item i of row r starts at
+// data + r*row_stride + i*item_stride; the width axis is contiguous.
+template <class T>
+struct ItemView {
+  T* data = nullptr;
+  int64_t rows = 0;
+  int64_t items = 0;
+  int64_t width = 0;
+  int64_t row_stride = 0;
+  int64_t item_stride = 0;
+
+  bool valid() const { return data != nullptr; }
+  T* item(int64_t r, int64_t i) const { return data + r * row_stride + i * item_stride; }
+};
+
+// Output arrays may be float64 or float32; the engine writes through this.
+enum class OutType { kFloat64, kFloat32 };
+
+struct OutMatrix {  // (N, C)
+  void* data = nullptr;
+  OutType type = OutType::kFloat64;
+  int64_t rows = 0, cols = 0, row_stride = 0;
+  bool valid() const { return data != nullptr; }
+};
+
+struct OutItems {  // (N, K, W)
+  void* data = nullptr;
+  OutType type = OutType::kFloat64;
+  int64_t rows = 0, items = 0, width = 0, row_stride = 0, item_stride = 0;
+  bool valid() const { return data != nullptr; }
+};
+
+// Copy `n` doubles to an output location of either precision.
+inline void store(void* base, OutType type, int64_t offset, const double* src, int n) {
+  if (type == OutType::kFloat64) {
+    double* dst = static_cast<double*>(base) + offset;
+    for (int i = 0; i < n; ++i) dst[i] = src[i];
+  } else {
+    float* dst = static_cast<float*>(base) + offset;
+    for (int i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+  }
+}
+
+inline void store_item(const OutItems& o, int64_t row, int64_t item, const double* src) {
+  store(o.data, o.type, row * o.row_stride + item * o.item_stride, src,
+        static_cast<int>(o.width));
+}
+
+}  // namespace mjrefresh

@@ -1,0 +1,133 @@
+#include "exact_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mujoco_error_trap.h"
+
+namespace mjrefresh {
+namespace {
+
+struct StageJob {
+  const mjModel* m;
+  mjData* d;
+  uint32_t stages;
+};
+
+// Runs inside trapped_call: plain C calls only (see mujoco_error_trap.h).
+void run_stages(void* arg) {
+  const StageJob& job = *static_cast<const StageJob*>(arg);
+  const mjModel* m = job.m;
+  mjData* d = job.d;
+  const uint32_t s = job.stages;
+  if (s & kKinematics) mj_kinematics(m, d);
+  if (s & kComPos) mj_comPos(m, d);
+  if (s & kCamLight) mj_camlight(m, d);
+  if (s & kFlex) mj_flex(m, d);
+  if (s & kTendon) mj_tendon(m, d);
+  if (s & kTransmission) mj_transmission(m, d);
+  if (s & kSensorPos) mj_sensorPos(m, d);
+  if (s & kFwdVelocity) {
+    mj_fwdVelocity(m, d);  // includes mj_comVel
+  } else if (s & kComVel) {
+    mj_comVel(m, d);
+  }
+  if (s & kSensorVel) mj_sensorVel(m, d);
+}
+
+void copy_row(double* dst, const RowView<const double>& src, int64_t row, int64_t n) {
+  std::memcpy(dst, src.row(row), sizeof(double) * n);
+}
+
+}  // namespace
+
+ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scratch)
+    : sel_(std::move(selection)) {
+  model_ = mj_copyModel(nullptr, model);
+  std::vector<char> keep(model_->nsensor, 0);
+  for (int id : sel_.sensors) keep[id] = 1;
+  for (int i = 0; i < model_->nsensor; ++i) {
+    if (!keep[i]) model_->sensor_needstage[i] = mjSTAGE_ACC;
+  }
+  scratch_.reserve(num_scratch);
+  for (int t = 0; t < num_scratch; ++t) scratch_.push_back(mj_makeData(model_));
+}
+
+ExactEngine::~ExactEngine() {
+  for (mjData* d : scratch_) mj_deleteData(d);
+  mj_deleteModel(model_);
+}
+
+bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
+                              char* message, std::size_t message_size) {
+  const mjModel* m = model_;
+  mjData* d = scratch_[t];
+  copy_row(d->qpos, in.qpos, row, m->nq);
+  copy_row(d->qvel, in.qvel, row, m->nv);
+  if (m->nmocap) {
+    copy_row(d->mocap_pos, in.mocap_pos, row, 3 * m->nmocap);
+    copy_row(d->mocap_quat, in.mocap_quat, row, 4 * m->nmocap);
+  }
+  d->time = in.time.valid() ? *in.time.row(row) : 0.0;
+  // Lazily computed quantities must be recomputed for this row's state.
+  d->flg_subtreevel = 0;
+  d->flg_energypos = 0;
+  d->flg_energyvel = 0;
+  d->flg_rnepost = 0;
+
+  StageJob job{m, d, sel_.stages};
+  if (!trapped_call(&run_stages, &job, message, message_size)) {
+    mj_resetData(m, d);
+    return false;
+  }
+  write_outputs(d, row, out);
+  return true;
+}
+
+void ExactEngine::write_outputs(const mjData* d, int64_t row, const Outputs& out) const {
+  const mjModel* m = model_;
+  if (out.sensordata.valid()) {
+    const int64_t base = row * out.sensordata.row_stride;
+    for (const auto& [start, stop] : sel_.columns) {
+      store(out.sensordata.data, out.sensordata.type, base + start, d->sensordata + start,
+            stop - start);
+    }
+  }
+  const bool want_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  const bool want_rel = out.body_pos_rel.valid() || out.body_quat_rel.valid();
+  const int r = sel_.relative_to;
+  for (int64_t k = 0; k < static_cast<int64_t>(sel_.bodies.size()); ++k) {
+    const int b = sel_.bodies[k];
+    if (out.body_pos.valid()) store_item(out.body_pos, row, k, d->xpos + 3 * b);
+    if (out.body_quat.valid()) store_item(out.body_quat, row, k, d->xquat + 4 * b);
+    if (want_vel) {
+      // Same call as the framelinvel/frameangvel sensors on an xbody.
+      mjtNum vel[6];
+      mj_objectVelocity(m, d, mjOBJ_XBODY, b, vel, 0);
+      if (out.body_angvel.valid()) store_item(out.body_angvel, row, k, vel);
+      if (out.body_linvel.valid()) store_item(out.body_linvel, row, k, vel + 3);
+    }
+    if (want_rel && r >= 0) {
+      // Same arithmetic as framepos/framequat with reftype xbody.
+      if (out.body_pos_rel.valid()) {
+        mjtNum rvec[3], pos[3];
+        mju_sub3(rvec, d->xpos + 3 * b, d->xpos + 3 * r);
+        mju_mulMatTVec3(pos, d->xmat + 9 * r, rvec);
+        store_item(out.body_pos_rel, row, k, pos);
+      }
+      if (out.body_quat_rel.valid()) {
+        mjtNum refquat[4], quat[4];
+        mju_negQuat(refquat, d->xquat + 4 * r);
+        mju_mulQuat(quat, refquat, d->xquat + 4 * b);
+        store_item(out.body_quat_rel, row, k, quat);
+      }
+    }
+  }
+  for (int64_t k = 0; k < static_cast<int64_t>(sel_.sites.size()); ++k) {
+    const int s = sel_.sites[k];
+    if (out.site_pos.valid()) store_item(out.site_pos, row, k, d->site_xpos + 3 * s);
+    if (out.site_mat.valid()) store_item(out.site_mat, row, k, d->site_xmat + 9 * s);
+  }
+}
+
+}  // namespace mjrefresh

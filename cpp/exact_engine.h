@@ -1,0 +1,52 @@
+// Exact engine: refreshes a row by running MuJoCo's own stage functions on a
+// per-thread scratch mjData, then copies the selected outputs out.
+//
+// Contract
+// - Model: the engine keeps a private copy of the caller's mjModel, made in
+//   the constructor (so deleting the Python model later is harmless). In the
+//   copy, every sensor that is not selected gets sensor_needstage = ACC: the
+//   refresh never calls mj_sensorAcc, so mj_sensorPos/mj_sensorVel compute
+//   exactly the selected sensors with MuJoCo's own code (bit-exact, cutoff
+//   included) and skip the rest (and never call user callbacks for them).
+// - Scratch: one mjData per participant of the worker pool; participant t
+//   only touches scratch t. MuJoCo's lazy flags (flg_subtreevel,
+//   flg_energypos/vel, flg_rnepost) are cleared for every row so no value is
+//   carried over from the previous row.
+// - Errors: refresh_row() never throws. An mju_error inside a stage returns
+//   false with MuJoCo's message; that row's outputs are not written and the
+//   scratch mjData is reset so the next row is correct.
+// - Threading: refresh_row(t, ...) may run concurrently for distinct t.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+
+#include "row_engine.h"
+#include "selection.h"
+
+namespace mjrefresh {
+
+class ExactEngine final : public RowEngine {
+ public:
+  ExactEngine(const mjModel* model, Selection selection, int num_scratch);
+  ~ExactEngine() override;
+  ExactEngine(const ExactEngine&) = delete;
+  ExactEngine& operator=(const ExactEngine&) = delete;
+
+  const mjModel* model() const override { return model_; }
+  const Selection& selection() const override { return sel_; }
+  bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
+                   char* message, std::size_t message_size) override;
+
+ private:
+  void write_outputs(const mjData* d, int64_t row, const Outputs& out) const;
+
+  mjModel* model_ = nullptr;
+  Selection sel_;
+  std::vector<mjData*> scratch_;
+};
+
+}  // namespace mjrefresh

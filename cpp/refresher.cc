@@ -1,0 +1,131 @@
+#include "refresher.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "exact_engine.h"
+
+namespace mjrefresh {
+namespace {
+
+void check_ids(const std::vector<int>& ids, int limit, const char* what) {
+  for (int id : ids) {
+    if (id < 0 || id >= limit) {
+      throw std::invalid_argument(std::string(what) + ": id " + std::to_string(id) +
+                                  " out of range [0, " + std::to_string(limit) + ")");
+    }
+  }
+}
+
+struct Failure {
+  std::vector<int64_t> rows;  // in the order this participant met them
+  int64_t first = -1;         // lowest of rows
+  char message[1024] = {0};   // MuJoCo's message for `first`
+};
+
+}  // namespace
+
+void validate_selection(const mjModel* m, const Selection& sel) {
+  if (sel.stages & ~static_cast<uint32_t>(kAllStages)) {
+    throw std::invalid_argument("stages: unknown stage bits");
+  }
+  int prev_stop = -1;
+  for (const auto& [start, stop] : sel.columns) {
+    if (start < 0 || stop > m->nsensordata || start >= stop || start <= prev_stop) {
+      throw std::invalid_argument("columns: ranges must be sorted, disjoint, non-adjacent and "
+                                  "within [0, " + std::to_string(m->nsensordata) + ")");
+    }
+    prev_stop = stop;
+  }
+  check_ids(sel.sensors, m->nsensor, "sensors");
+  check_ids(sel.bodies, m->nbody, "bodies");
+  check_ids(sel.sites, m->nsite, "sites");
+  if (sel.relative_to < -1 || sel.relative_to >= m->nbody) {
+    throw std::invalid_argument("relative_to: body id out of range");
+  }
+}
+
+Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engine,
+                     int num_threads, std::vector<int> cpu_ids)
+    : num_threads_(std::max(1, num_threads)) {
+  validate_selection(model, selection);
+  switch (engine) {
+    case EngineKind::kExact:
+      engine_ = std::make_unique<ExactEngine>(model, std::move(selection), num_threads_);
+      break;
+  }
+  pool_ = std::make_unique<WorkerPool>(num_threads_, std::move(cpu_ids));
+}
+
+Refresher::~Refresher() { close(); }
+
+void Refresher::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pool_.reset();    // joins the workers first ...
+  engine_.reset();  // ... then frees the scratch state they used
+}
+
+bool Refresher::closed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pool_ == nullptr;
+}
+
+RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in,
+                         const Outputs& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RunResult result;
+  if (!pool_) {
+    result.closed = true;
+    return result;
+  }
+  if (num_rows <= 0) return result;
+
+  // Waking a sleeping worker costs on the order of 10 us; a row costs about
+  // 1-4 us in the exact engine. Give each woken participant at least
+  // kMinRowsPerThread rows so a partial-reset call with a handful of rows
+  // runs on the caller thread alone.
+  const int64_t wanted = (num_rows + kMinRowsPerThread - 1) / kMinRowsPerThread;
+  const int active = static_cast<int>(std::min<int64_t>(num_threads_, wanted));
+  // Small chunks balance uneven rows; at most 64 rows per grab keeps the
+  // shared counter off the hot path.
+  const int64_t chunk = std::clamp<int64_t>(num_rows / (int64_t{active} * 8), 1, 64);
+
+  std::atomic<int64_t> next{0};
+  std::vector<Failure> failures(active);
+  RowEngine& engine = *engine_;
+  pool_->run(active, [&](int t) {
+    Failure& failure = failures[t];
+    char message[1024];
+    for (;;) {
+      const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= num_rows) break;
+      const int64_t end = std::min(begin + chunk, num_rows);
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t row = rows[i];
+        if (!engine.refresh_row(t, row, in, out, message, sizeof(message))) {
+          failure.rows.push_back(row);  // rare path: allocation is fine here
+          if (failure.first < 0 || row < failure.first) {
+            failure.first = row;
+            std::memcpy(failure.message, message, sizeof(message));
+          }
+        }
+      }
+    }
+  });
+
+  int64_t first = -1;
+  for (const Failure& f : failures) {
+    result.failed_rows.insert(result.failed_rows.end(), f.rows.begin(), f.rows.end());
+    if (f.first >= 0 && (first < 0 || f.first < first)) {
+      first = f.first;
+      result.message = f.message;
+    }
+  }
+  std::sort(result.failed_rows.begin(), result.failed_rows.end());
+  return result;
+}
+
+}  // namespace mjrefresh

@@ -1,0 +1,120 @@
+#include "worker_pool.h"
+
+#include <algorithm>
+
+#include <sched.h>
+#include <unistd.h>
+
+namespace mjrefresh {
+
+int available_cpus() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+#endif
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+bool cpu_in_affinity(int cpu) {
+#ifdef __linux__
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  return CPU_ISSET(cpu, &set);
+#else
+  (void)cpu;
+  return false;
+#endif
+}
+
+WorkerPool::WorkerPool(int size, std::vector<int> cpu_ids)
+    : size_(std::max(1, size)), cpu_ids_(std::move(cpu_ids)), owner_pid_(getpid()) {
+  start_workers();
+}
+
+void WorkerPool::start_workers() {
+  slots_.reset(new Slot[size_]);
+  stop_.store(false);
+  pending_.store(0);
+  threads_.clear();
+  threads_.reserve(size_ - 1);
+  for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+}
+
+WorkerPool::~WorkerPool() {
+  if (getpid() != owner_pid_) {
+    // Forked child that never called run(): the workers belong to the parent.
+    new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
+    return;
+  }
+  stop_.store(true, std::memory_order_release);
+  for (int i = 1; i < size_; ++i) {
+    slots_[i].go.fetch_add(1, std::memory_order_release);
+    slots_[i].go.notify_one();
+  }
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::pin_self(int index) {
+#ifdef __linux__
+  if (cpu_ids_.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu_ids_[index % cpu_ids_.size()], &set);
+  sched_setaffinity(0, sizeof(set), &set);
+#else
+  (void)index;
+#endif
+}
+
+void WorkerPool::worker_main(int index) {
+  pin_self(index);
+  Slot& slot = slots_[index];
+  uint32_t seen = 0;
+  for (;;) {
+    slot.go.wait(seen, std::memory_order_acquire);
+    seen = slot.go.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    (*task_)(index);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+  }
+}
+
+void WorkerPool::run(int active, const std::function<void(int)>& task) {
+  if (getpid() != owner_pid_) {
+    // Child after fork(): the parent's workers do not exist here.
+    new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
+    owner_pid_ = getpid();
+    start_workers();
+  }
+  active = std::clamp(active, 1, size_);
+#ifdef __linux__
+  cpu_set_t saved;
+  bool restore = false;
+  if (!cpu_ids_.empty() && sched_getaffinity(0, sizeof(saved), &saved) == 0) {
+    pin_self(0);
+    restore = true;
+  }
+#endif
+  task_ = &task;
+  pending_.store(active - 1, std::memory_order_release);
+  for (int i = 1; i < active; ++i) {
+    slots_[i].go.fetch_add(1, std::memory_order_release);
+    slots_[i].go.notify_one();
+  }
+  task(0);
+  for (int p = pending_.load(std::memory_order_acquire); p != 0;
+       p = pending_.load(std::memory_order_acquire)) {
+    pending_.wait(p, std::memory_order_acquire);
+  }
+  task_ = nullptr;
+#ifdef __linux__
+  if (restore) sched_setaffinity(0, sizeof(saved), &saved);
+#endif
+}
+
+}  // namespace mjrefresh

@@ -1,0 +1,27 @@
+"""mjrefresh: bring the position/velocity-derived state of many MuJoCo
+simulations up to date with their current qpos/qvel, in one native call over
+worker threads.
+
+Public API: :class:`Refresher` (plan once per model, refresh rows),
+:class:`RefreshOutputs`, :class:`RefreshPlan`, :class:`RefreshError`.
+"""
+
+from __future__ import annotations
+
+from ._native import core as _core  # checks the MuJoCo version first
+from .outputs import RefreshOutputs
+from .plan import PlanError, RefreshPlan
+from .refresher import RefreshError, Refresher
+
+__version__ = "0.1.0"
+MUJOCO_BUILD_VERSION: str = _core.MUJOCO_BUILD_VERSION
+
+__all__ = [
+    "MUJOCO_BUILD_VERSION",
+    "PlanError",
+    "RefreshError",
+    "RefreshOutputs",
+    "RefreshPlan",
+    "Refresher",
+    "__version__",
+]

@@ -1,0 +1,370 @@
+"""Refresh planning: which outputs a Refresher writes and which MuJoCo stages
+that requires, decided once per model.
+
+The rule is: run only the stage functions that the selected outputs read, in
+the order ``mj_forward`` runs them, and reject at construction every sensor a
+refresh cannot compute correctly (with the sensor's name and the reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import mujoco
+
+# Stage names in the order the exact engine runs them (= mj_forward's order).
+STAGE_ORDER: tuple[str, ...] = (
+    "kinematics",
+    "comPos",
+    "camlight",
+    "flex",
+    "tendon",
+    "transmission",
+    "sensorPos",
+    "comVel",
+    "fwdVelocity",
+    "sensorVel",
+)
+
+_S = mujoco.mjtSensor
+_POSE = frozenset({"kinematics"})
+_VEL = frozenset({"kinematics", "comPos", "comVel"})
+
+# Sensor types a refresh computes, with the stages their values read.
+# sensorPos/sensorVel are added from the sensor's stage.
+_SUPPORTED: dict[int, frozenset[str]] = {
+    _S.mjSENS_MAGNETOMETER: _POSE,
+    _S.mjSENS_CAMPROJECTION: frozenset({"kinematics", "comPos", "camlight"}),
+    _S.mjSENS_RANGEFINDER: _POSE,
+    _S.mjSENS_JOINTPOS: frozenset(),
+    _S.mjSENS_BALLQUAT: frozenset(),
+    _S.mjSENS_TENDONPOS: frozenset({"kinematics", "comPos", "tendon"}),
+    _S.mjSENS_ACTUATORPOS: frozenset({"kinematics", "comPos", "tendon", "transmission"}),
+    _S.mjSENS_FRAMEPOS: _POSE,
+    _S.mjSENS_FRAMEQUAT: _POSE,
+    _S.mjSENS_FRAMEXAXIS: _POSE,
+    _S.mjSENS_FRAMEYAXIS: _POSE,
+    _S.mjSENS_FRAMEZAXIS: _POSE,
+    _S.mjSENS_SUBTREECOM: frozenset({"kinematics", "comPos"}),
+    _S.mjSENS_CLOCK: frozenset(),
+    _S.mjSENS_INSIDESITE: _POSE,
+    _S.mjSENS_GEOMDIST: _POSE,
+    _S.mjSENS_GEOMNORMAL: _POSE,
+    _S.mjSENS_GEOMFROMTO: _POSE,
+    _S.mjSENS_VELOCIMETER: _VEL,
+    _S.mjSENS_GYRO: _VEL,
+    _S.mjSENS_JOINTVEL: frozenset(),
+    _S.mjSENS_BALLANGVEL: frozenset(),
+    # ten_velocity / actuator_velocity are computed inside mj_fwdVelocity,
+    # not by mj_comVel (measured error 0.19 / 3.1 when this is missed).
+    _S.mjSENS_TENDONVEL: frozenset({"kinematics", "comPos", "tendon", "fwdVelocity"}),
+    _S.mjSENS_ACTUATORVEL: frozenset(
+        {"kinematics", "comPos", "tendon", "transmission", "fwdVelocity"}
+    ),
+    _S.mjSENS_FRAMELINVEL: _VEL,
+    _S.mjSENS_FRAMEANGVEL: _VEL,
+    # subtree_linvel/angmom: mj_sensorVel calls mj_subtreeVel lazily; the
+    # engine clears flg_subtreevel per row (measured error 2.55 otherwise).
+    _S.mjSENS_SUBTREELINVEL: _VEL,
+    _S.mjSENS_SUBTREEANGMOM: _VEL,
+}
+
+_REJECTED: dict[int, str] = {
+    _S.mjSENS_JOINTLIMITPOS: "reads the constraint rows (efc_*) of the last physics solve",
+    _S.mjSENS_JOINTLIMITVEL: "reads the constraint rows (efc_*) of the last physics solve",
+    _S.mjSENS_TENDONLIMITPOS: "reads the constraint rows (efc_*) of the last physics solve",
+    _S.mjSENS_TENDONLIMITVEL: "reads the constraint rows (efc_*) of the last physics solve",
+    _S.mjSENS_E_POTENTIAL: "energy sensors need mj_energyPos/mj_energyVel, which a refresh "
+    "does not run",
+    _S.mjSENS_E_KINETIC: "energy sensors need mj_energyPos/mj_energyVel, which a refresh "
+    "does not run",
+    _S.mjSENS_USER: "user sensors are computed by the global mjcb_sensor callback, which a "
+    "refresh does not call from worker threads",
+    _S.mjSENS_PLUGIN: "plugin sensors are computed by plugin code a refresh does not run",
+}
+
+_CAMERA_STAGES = frozenset({"kinematics", "comPos", "camlight"})
+
+
+class PlanError(ValueError):
+    """A selection that a refresh cannot compute correctly."""
+
+
+@dataclass(frozen=True)
+class RefreshPlan:
+    """What a :class:`~mjrefresh.Refresher` computes and why.
+
+    Attributes:
+        engine: the engine that runs ("exact").
+        engine_reason: why that engine was chosen.
+        stages: MuJoCo stage functions run per row, in order.
+        stage_reasons: for each stage, the outputs that need it.
+        column_ranges: merged ``sensordata`` column ranges ``[start, stop)``
+            written per row.
+        sensor_ids / sensor_names: sensors whose columns are written.
+        body_ids / body_names: bodies of the ``body_*`` outputs, in order.
+        relative_to_id / relative_to_name: frame of ``body_*_rel`` (or None).
+        site_ids / site_names: sites of the ``site_*`` outputs, in order.
+        needs_mocap: rows need ``mocap_pos``/``mocap_quat`` inputs.
+        needs_time: rows need ``time`` (a clock sensor is selected).
+    """
+
+    engine: str
+    engine_reason: str
+    stages: tuple[str, ...]
+    stage_reasons: dict[str, tuple[str, ...]] = field(repr=False)
+    column_ranges: tuple[tuple[int, int], ...]
+    sensor_ids: tuple[int, ...]
+    sensor_names: tuple[str, ...]
+    body_ids: tuple[int, ...]
+    body_names: tuple[str, ...]
+    relative_to_id: int | None
+    relative_to_name: str | None
+    site_ids: tuple[int, ...]
+    site_names: tuple[str, ...]
+    needs_mocap: bool
+    needs_time: bool
+
+    @property
+    def num_columns(self) -> int:
+        """Number of sensordata columns written per row."""
+        return sum(stop - start for start, stop in self.column_ranges)
+
+    def describe(self) -> str:
+        """Human-readable summary: engine, stages with reasons, outputs."""
+        lines = [f"engine: {self.engine} ({self.engine_reason})", "stages:"]
+        for stage in self.stages:
+            why = "; ".join(self.stage_reasons.get(stage, ()))
+            lines.append(f"  {stage}: {why}")
+        if self.column_ranges:
+            ranges = ", ".join(f"{a}:{b}" for a, b in self.column_ranges)
+            lines.append(
+                f"sensordata columns: {ranges} ({self.num_columns} columns, "
+                f"{len(self.sensor_ids)} sensors)"
+            )
+        if self.body_ids:
+            lines.append(f"bodies: {', '.join(self.body_names)}")
+        if self.relative_to_name is not None:
+            lines.append(f"relative_to: {self.relative_to_name}")
+        if self.site_ids:
+            lines.append(f"sites: {', '.join(self.site_names)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def _name(model: mujoco.MjModel, objtype: mujoco.mjtObj, i: int) -> str:
+    return mujoco.mj_id2name(model, objtype, i) or f"#{i}"
+
+
+def resolve_ids(
+    model: mujoco.MjModel,
+    objtype: mujoco.mjtObj,
+    items: Iterable[str | int],
+    count: int,
+    argument: str,
+    kind: str,
+) -> tuple[int, ...]:
+    """Turn names or ids into ids, with a ValueError naming `argument`."""
+    if isinstance(items, (str, int)):
+        items = (items,)
+    ids: list[int] = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (str, int)):
+            raise TypeError(
+                f"{argument}: expected {kind} names (str) or ids (int), "
+                f"got {type(item).__name__} {item!r}"
+            )
+        if isinstance(item, str):
+            i = mujoco.mj_name2id(model, objtype, item)
+            if i < 0:
+                raise ValueError(f"{argument}: unknown {kind} name {item!r}")
+        else:
+            i = int(item)
+            if not 0 <= i < count:
+                raise ValueError(f"{argument}: {kind} id {i} out of range [0, {count})")
+        if i in ids:
+            raise ValueError(f"{argument}: {kind} {item!r} is listed twice")
+        ids.append(i)
+    return tuple(ids)
+
+
+def _merge(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    merged: list[list[int]] = []
+    for start, stop in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], stop)
+        else:
+            merged.append([start, stop])
+    return tuple((a, b) for a, b in merged)
+
+
+def _check_ranges(model: mujoco.MjModel, sensor_ranges: object) -> list[tuple[int, int]]:
+    if isinstance(sensor_ranges, tuple) and len(sensor_ranges) == 2 and all(
+        isinstance(v, int) for v in sensor_ranges
+    ):
+        sensor_ranges = [sensor_ranges]
+    if not isinstance(sensor_ranges, Sequence) or isinstance(sensor_ranges, str):
+        raise TypeError(
+            "sensor_ranges: expected a sequence of (start, stop) pairs, "
+            f"got {type(sensor_ranges).__name__}"
+        )
+    out = []
+    n = model.nsensordata
+    for k, item in enumerate(sensor_ranges):
+        try:
+            start, stop = (int(v) for v in item)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"sensor_ranges[{k}]: expected a (start, stop) pair of ints, got {item!r}"
+            ) from None
+        if not 0 <= start < stop <= n:
+            raise ValueError(
+                f"sensor_ranges[{k}]: expected 0 <= start < stop <= {n} "
+                f"(model.nsensordata), got ({start}, {stop})"
+            )
+        out.append((start, stop))
+    return out
+
+
+def _sensor_stages(model: mujoco.MjModel, i: int, label: str) -> frozenset[str]:
+    """Stages sensor `i` needs, or PlanError with the reason it can't be refreshed."""
+    stype = int(model.sensor_type[i])
+    needstage = int(model.sensor_needstage[i])
+    if stype in _REJECTED:
+        raise PlanError(f"{label} cannot be refreshed: {_REJECTED[stype]}")
+    if needstage == mujoco.mjtStage.mjSTAGE_ACC:
+        raise PlanError(
+            f"{label} is an acceleration-stage sensor: a refresh never recomputes it "
+            "(it keeps the value of the physics solve that produced it); select only "
+            "position/velocity-stage sensors"
+        )
+    if int(model.sensor_historyadr[i]) >= 0 or float(model.sensor_delay[i]) > 0 or (
+        float(model.sensor_interval[i, 0]) > 0
+    ):
+        raise PlanError(
+            f"{label} cannot be refreshed: delayed/interval sensors read MuJoCo's sensor "
+            "history buffer, which only physics steps advance"
+        )
+    if stype not in _SUPPORTED:
+        raise PlanError(f"{label} cannot be refreshed: sensor type not supported")
+    stages = set(_SUPPORTED[stype])
+    cam = mujoco.mjtObj.mjOBJ_CAMERA
+    if int(model.sensor_objtype[i]) == cam or int(model.sensor_reftype[i]) == cam:
+        stages |= _CAMERA_STAGES
+    if stype in (_S.mjSENS_ACTUATORPOS, _S.mjSENS_ACTUATORVEL):
+        act = int(model.sensor_objid[i])
+        if int(model.actuator_trntype[act]) == mujoco.mjtTrn.mjTRN_BODY:
+            raise PlanError(
+                f"{label} cannot be refreshed: its actuator has a body (adhesion) "
+                "transmission, whose length and moment read the contacts of the last "
+                "physics solve"
+            )
+    stages.add("sensorPos" if needstage == mujoco.mjtStage.mjSTAGE_POS else "sensorVel")
+    return frozenset(stages)
+
+
+def build_plan(
+    model: mujoco.MjModel,
+    *,
+    bodies: Iterable[str | int] = (),
+    relative_to: str | int | None = None,
+    sites: Iterable[str | int] = (),
+    sensors: Iterable[str | int] | None = None,
+    sensor_ranges: object = None,
+) -> RefreshPlan:
+    """Plan a refresh of the given selection on `model` (see RefreshPlan)."""
+    body_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_BODY, bodies, model.nbody, "bodies", "body")
+    site_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_SITE, sites, model.nsite, "sites", "site")
+    rel_id: int | None = None
+    if relative_to is not None:
+        (rel_id,) = resolve_ids(
+            model, mujoco.mjtObj.mjOBJ_BODY, (relative_to,), model.nbody, "relative_to", "body"
+        )
+        if not body_ids:
+            raise ValueError("relative_to: expected at least one body in `bodies`, got none")
+
+    sensor_ids: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    if sensors is not None:
+        sensor_ids = list(
+            resolve_ids(
+                model, mujoco.mjtObj.mjOBJ_SENSOR, sensors, model.nsensor, "sensors", "sensor"
+            )
+        )
+        for i in sensor_ids:
+            adr = int(model.sensor_adr[i])
+            ranges.append((adr, adr + int(model.sensor_dim[i])))
+    if sensor_ranges is not None:
+        ranges.extend(_check_ranges(model, sensor_ranges))
+    columns = _merge(ranges)
+    # Every sensor overlapping a selected column is computed.
+    adr = model.sensor_adr
+    dim = model.sensor_dim
+    for i in range(model.nsensor):
+        a, b = int(adr[i]), int(adr[i]) + int(dim[i])
+        if i not in sensor_ids and any(a < stop and start < b for start, stop in columns):
+            sensor_ids.append(i)
+    sensor_ids.sort()
+
+    reasons: dict[str, list[str]] = {}
+
+    def need(stages: Iterable[str], why: str) -> None:
+        for s in stages:
+            reasons.setdefault(s, []).append(why)
+
+    if body_ids:
+        need({"kinematics"}, "body poses")
+        need(_VEL, "body velocities (mj_objectVelocity reads cvel)")
+    if rel_id is not None:
+        need({"kinematics"}, "poses relative to body " + _name(model, mujoco.mjtObj.mjOBJ_BODY, rel_id))
+    if site_ids:
+        need({"kinematics"}, "site poses")
+    needs_time = False
+    sensor_names = []
+    for i in sensor_ids:
+        name = _name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)
+        sensor_names.append(name)
+        stype = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_").lower()
+        label = f"sensor {name!r} ({stype})"
+        need(_sensor_stages(model, i, label), label)
+        if int(model.sensor_type[i]) == _S.mjSENS_CLOCK:
+            needs_time = True
+    if ("sensorPos" in reasons or "sensorVel" in reasons) and model.nsensor:
+        plugin = [
+            _name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)
+            for i in range(model.nsensor)
+            if int(model.sensor_type[i]) == _S.mjSENS_PLUGIN
+        ]
+        if plugin:
+            raise PlanError(
+                f"model has plugin sensor {plugin[0]!r}: plugin sensors are computed inside "
+                "mj_sensorPos/mj_sensorVel on every call, which a refresh cannot do safely "
+                "on worker threads; select no sensors, or remove the plugin sensor"
+            )
+    if model.nflex and ("tendon" in reasons or "fwdVelocity" in reasons):
+        need({"flex"}, "tendon/velocity stages read flex edge Jacobians")
+    if "fwdVelocity" in reasons:
+        # mj_fwdVelocity computes cvel itself (it calls mj_comVel).
+        reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
+
+    stages = tuple(s for s in STAGE_ORDER if s in reasons)
+    return RefreshPlan(
+        engine="exact",
+        engine_reason="MuJoCo's own stage functions",
+        stages=stages,
+        stage_reasons={s: tuple(reasons[s]) for s in stages},
+        column_ranges=columns,
+        sensor_ids=tuple(sensor_ids),
+        sensor_names=tuple(sensor_names),
+        body_ids=body_ids,
+        body_names=tuple(_name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in body_ids),
+        relative_to_id=rel_id,
+        relative_to_name=None if rel_id is None else _name(model, mujoco.mjtObj.mjOBJ_BODY, rel_id),
+        site_ids=site_ids,
+        site_names=tuple(_name(model, mujoco.mjtObj.mjOBJ_SITE, i) for i in site_ids),
+        needs_mocap=model.nmocap > 0,
+        needs_time=needs_time,
+    )

@@ -1,0 +1,393 @@
+"""The public Refresher: plan once per model, refresh rows in one native call."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from ._native import core as _core
+from .outputs import ITEM_WIDTH, OUTPUT_NAMES, RefreshOutputs, as_array
+from .plan import RefreshPlan, build_plan
+
+_STAGE_BITS: dict[str, int] = {
+    "kinematics": _core.STAGE_KINEMATICS,
+    "comPos": _core.STAGE_COMPOS,
+    "camlight": _core.STAGE_CAMLIGHT,
+    "flex": _core.STAGE_FLEX,
+    "tendon": _core.STAGE_TENDON,
+    "transmission": _core.STAGE_TRANSMISSION,
+    "sensorPos": _core.STAGE_SENSORPOS,
+    "comVel": _core.STAGE_COMVEL,
+    "fwdVelocity": _core.STAGE_FWDVELOCITY,
+    "sensorVel": _core.STAGE_SENSORVEL,
+}
+
+_ENGINES = ("auto", "exact", "fast")
+
+
+class RefreshError(RuntimeError):
+    """MuJoCo raised an error while refreshing some rows.
+
+    All other rows of the call were refreshed; the failing rows' outputs were
+    left as they were. ``rows`` lists the failing rows (sorted).
+    """
+
+    def __init__(self, message: str, rows: Sequence[int]) -> None:
+        super().__init__(message)
+        self.rows: tuple[int, ...] = tuple(int(r) for r in rows)
+
+
+def _check_num_threads(num_threads: object) -> int:
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"num_threads: expected an int, got {type(num_threads).__name__}")
+    n = int(num_threads)
+    if n < 0:
+        raise ValueError(f"num_threads: expected >= 0 (0 = all logical CPUs), got {n}")
+    return n if n > 0 else int(_core.available_cpus())
+
+
+def _check_cpu_ids(cpu_ids: object) -> list[int]:
+    if cpu_ids is None:
+        return []
+    if not sys.platform.startswith("linux"):
+        raise ValueError(f"cpu_ids: thread pinning is only supported on Linux, not {sys.platform}")
+    if isinstance(cpu_ids, (str, bytes)) or not isinstance(cpu_ids, Iterable):
+        raise TypeError(f"cpu_ids: expected a sequence of ints, got {type(cpu_ids).__name__}")
+    ids = []
+    for c in cpu_ids:
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+            raise TypeError(f"cpu_ids: expected ints, got {type(c).__name__} {c!r}")
+        if not _core.cpu_in_affinity(int(c)):
+            raise ValueError(f"cpu_ids: cpu {int(c)} is not in this process's CPU affinity set")
+        ids.append(int(c))
+    if not ids:
+        raise ValueError("cpu_ids: expected at least one cpu id, got an empty sequence")
+    return ids
+
+
+def _rows_from(rows: object, n: int) -> np.ndarray:
+    """Row ids (int64, contiguous) from a bool mask or an int array."""
+    r = as_array("rows", rows) if not isinstance(rows, (list, tuple, range)) else np.asarray(rows)
+    if r.ndim != 1:
+        raise ValueError(f"rows: expected a 1-D bool mask or int array, got shape {r.shape}")
+    if r.dtype == np.bool_:
+        if r.shape[0] != n:
+            raise ValueError(f"rows: expected a bool mask of length {n} (N), got length {r.shape[0]}")
+        return np.flatnonzero(r)
+    if r.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if r.dtype.kind not in "iu":
+        raise TypeError(f"rows: expected a bool mask or int32/int64 row ids, got dtype {r.dtype}")
+    return np.ascontiguousarray(r, dtype=np.int64)
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    # Cheap bounds test first; an exact test only for interleaved layouts
+    # (a backend's state rows often hold qpos, qvel and sensordata side by side).
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=100_000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+class Refresher:
+    """Refreshes position/velocity-derived MuJoCo state for many rows at once.
+
+    Construction plans the refresh once (:attr:`plan`): which outputs are
+    written and which MuJoCo stages that needs. Sensors that a refresh cannot
+    compute correctly (acceleration-stage, constraint-row, energy, user,
+    plugin and delayed/interval sensors) are rejected here with a ValueError
+    naming the sensor and the reason.
+
+    The model is copied into the native core (deleting or editing the Python
+    ``MjModel`` afterwards does not affect the refresher); the refresher keeps
+    a reference only for names and sizes.
+
+    Args:
+        model: the ``mujoco.MjModel`` every row shares.
+        bodies: bodies (names or ids) whose world pose and velocity are
+            written to ``body_pos/body_quat/body_linvel/body_angvel``.
+        relative_to: optional body; also write ``body_pos_rel/body_quat_rel``
+            (pose of `bodies` in this body's frame).
+        sites: sites whose world pose is written to ``site_pos/site_mat``.
+        sensors: sensor names or ids whose ``sensordata`` columns are written.
+        sensor_ranges: ``(start, stop)`` sensordata column ranges to write
+            (adjacent and overlapping ranges are merged).
+        num_threads: participants per call, including the calling thread;
+            0 means all logical CPUs of this process.
+        cpu_ids: optional Linux CPU ids; participant i runs on
+            ``cpu_ids[i % len(cpu_ids)]``.
+        engine: ``"exact"`` (MuJoCo's own stage functions) or ``"auto"``.
+    """
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        bodies: Iterable[str | int] = (),
+        relative_to: str | int | None = None,
+        sites: Iterable[str | int] = (),
+        sensors: Iterable[str | int] | None = None,
+        sensor_ranges: Sequence[tuple[int, int]] | None = None,
+        num_threads: int = 0,
+        cpu_ids: Sequence[int] | None = None,
+        engine: str = "auto",
+    ) -> None:
+        if not isinstance(model, mujoco.MjModel):
+            raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}")
+        if engine not in _ENGINES:
+            raise ValueError(f"engine: expected one of {_ENGINES}, got {engine!r}")
+        if engine == "fast":
+            raise ValueError(
+                "engine: 'fast' (fused kernels) is not part of this release; use 'exact' or 'auto'"
+            )
+        self._plan: RefreshPlan = build_plan(
+            model,
+            bodies=bodies,
+            relative_to=relative_to,
+            sites=sites,
+            sensors=sensors,
+            sensor_ranges=sensor_ranges,
+        )
+        threads = _check_num_threads(num_threads)
+        pins = _check_cpu_ids(cpu_ids)
+        stages = 0
+        for s in self._plan.stages:
+            stages |= _STAGE_BITS[s]
+        p = self._plan
+        self._model = model
+        self._core = _core.Refresher(
+            model._address,
+            stages,
+            list(p.column_ranges),
+            list(p.sensor_ids),
+            list(p.body_ids),
+            -1 if p.relative_to_id is None else p.relative_to_id,
+            list(p.site_ids),
+            threads,
+            pins,
+            "exact",
+        )
+
+    # ------------------------------------------------------------------ info
+    @property
+    def plan(self) -> RefreshPlan:
+        """What runs per row and why (see :class:`RefreshPlan`)."""
+        return self._plan
+
+    @property
+    def num_threads(self) -> int:
+        """Participants per call, including the calling thread."""
+        return int(self._core.num_threads)
+
+    @property
+    def model(self) -> mujoco.MjModel:
+        """The model this refresher was planned for (names and sizes)."""
+        return self._model
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return bool(self._core.closed)
+
+    # --------------------------------------------------------------- outputs
+    def output_shapes(self, num_envs: int) -> dict[str, tuple[int, ...]]:
+        """Shapes of the outputs this plan writes, for `num_envs` rows."""
+        p = self._plan
+        shapes: dict[str, tuple[int, ...]] = {}
+        if p.body_ids:
+            for name in ("body_pos", "body_quat", "body_linvel", "body_angvel"):
+                shapes[name] = (num_envs, len(p.body_ids), ITEM_WIDTH[name])
+        if p.relative_to_id is not None:
+            for name in ("body_pos_rel", "body_quat_rel"):
+                shapes[name] = (num_envs, len(p.body_ids), ITEM_WIDTH[name])
+        if p.site_ids:
+            for name in ("site_pos", "site_mat"):
+                shapes[name] = (num_envs, len(p.site_ids), ITEM_WIDTH[name])
+        if p.column_ranges:
+            shapes["sensordata"] = (num_envs, self._model.nsensordata)
+        return shapes
+
+    def outputs(
+        self, num_envs: int, dtype: type | np.dtype = np.float64, **arrays: Any
+    ) -> RefreshOutputs:
+        """Allocate zeroed outputs for `num_envs` rows (float64 or float32).
+
+        Pass an array by name (for example ``sensordata=backend_view``) to use
+        it instead of a new one; it is checked when a refresh uses it.
+        """
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 0:
+            raise ValueError(f"num_envs: expected an int >= 0, got {num_envs!r}")
+        dt = np.dtype(dtype)
+        if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise TypeError(f"dtype: expected float64 or float32, got {dt}")
+        shapes = self.output_shapes(int(num_envs))
+        for name in arrays:
+            if name not in OUTPUT_NAMES:
+                raise ValueError(f"{name}: unknown output; expected one of {OUTPUT_NAMES}")
+            if name not in shapes:
+                raise ValueError(f"{name}: this plan does not write {name}")
+        values = {
+            name: (as_array(name, arrays[name]) if name in arrays else np.zeros(shape, dt))
+            for name, shape in shapes.items()
+        }
+        return RefreshOutputs(**values)
+
+    # ----------------------------------------------------------------- calls
+    def refresh(
+        self,
+        rows: Any,
+        qpos: Any,
+        qvel: Any,
+        out: RefreshOutputs,
+        mocap_pos: Any = None,
+        mocap_quat: Any = None,
+        time: Any = None,
+    ) -> int:
+        """Refresh `rows` and write their outputs into `out`.
+
+        Args:
+            rows: sorted unique int32/int64 row ids, or a bool mask of length N.
+            qpos, qvel: ``(N, nq)``/``(N, nv)`` float64 state, last axis
+                contiguous, any row stride (read in place).
+            out: the arrays to write (see :meth:`outputs`).
+            mocap_pos, mocap_quat: ``(N, nmocap, 3|4)`` float64, required when
+                the model has mocap bodies.
+            time: ``d.time`` per row (scalar or ``(N,)``), required when a
+                clock sensor is selected; otherwise 0.
+
+        Returns:
+            The number of rows refreshed.
+
+        Raises:
+            TypeError, ValueError: a bad argument (nothing was written).
+            RefreshError: MuJoCo raised an error in some rows (the others
+                were refreshed).
+        """
+        q = as_array("qpos", qpos)
+        if q.ndim != 2:
+            raise ValueError(f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}")
+        ids = _rows_from(rows, q.shape[0])
+        self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time)
+        return int(ids.shape[0])
+
+    def refresh_dirty_rows(
+        self,
+        dirty: Any,
+        qpos: Any,
+        qvel: Any,
+        out: RefreshOutputs,
+        mocap_pos: Any = None,
+        mocap_quat: Any = None,
+        time: Any = None,
+    ) -> int:
+        """Refresh the rows where `dirty` is true, then clear those entries.
+
+        `dirty` is a writable bool array of length N. Returns the number of
+        rows refreshed. On a RefreshError the failing rows stay dirty.
+        """
+        mask = as_array("dirty", dirty)
+        q = as_array("qpos", qpos)
+        if q.ndim != 2:
+            raise ValueError(f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}")
+        if mask.dtype != np.bool_ or mask.ndim != 1:
+            raise TypeError(f"dirty: expected a 1-D bool array, got dtype {mask.dtype} shape {mask.shape}")
+        if mask.shape[0] != q.shape[0]:
+            raise ValueError(f"dirty: expected length {q.shape[0]} (N), got {mask.shape[0]}")
+        if not mask.flags.writeable:
+            raise ValueError("dirty: expected a writable array (its entries are cleared)")
+        ids = np.flatnonzero(mask)
+        if ids.size == 0:
+            return 0
+        try:
+            self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time)
+        except RefreshError as exc:
+            mask[ids] = False
+            mask[list(exc.rows)] = True
+            raise
+        mask[ids] = False
+        return int(ids.shape[0])
+
+    def close(self) -> None:
+        """Stop the worker threads and free the scratch state (idempotent)."""
+        self._core.close()
+
+    def __enter__(self) -> Refresher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.num_threads} threads"
+        return f"<mjrefresh.Refresher {self._plan.engine}, {len(self._plan.stages)} stages, {state}>"
+
+    # -------------------------------------------------------------- internal
+    def _run(
+        self,
+        ids: np.ndarray,
+        qpos: np.ndarray,
+        qvel: Any,
+        out: RefreshOutputs,
+        mocap_pos: Any,
+        mocap_quat: Any,
+        time: Any,
+    ) -> None:
+        if self.closed:
+            raise RuntimeError("Refresher is closed")
+        if not isinstance(out, RefreshOutputs):
+            raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
+        n = qpos.shape[0]
+        inputs = {"qpos": qpos, "qvel": as_array("qvel", qvel)}
+        if mocap_pos is not None:
+            inputs["mocap_pos"] = as_array("mocap_pos", mocap_pos)
+        if mocap_quat is not None:
+            inputs["mocap_quat"] = as_array("mocap_quat", mocap_quat)
+        if time is not None:
+            t = time if isinstance(time, np.ndarray) else np.asarray(time, dtype=np.float64)
+            if t.ndim == 0:
+                t = np.broadcast_to(t.astype(np.float64), (n,))
+            inputs["time"] = t
+        elif self._plan.needs_time:
+            clocks = [
+                name
+                for i, name in zip(self._plan.sensor_ids, self._plan.sensor_names)
+                if int(self._model.sensor_type[i]) == mujoco.mjtSensor.mjSENS_CLOCK
+            ]
+            raise ValueError(
+                f"time: clock sensor {clocks[0]!r} is selected; expected a scalar or an (N,) "
+                "float64 array, got None"
+            )
+
+        shapes = self.output_shapes(n)
+        written = {}
+        for name, arr in out.arrays().items():
+            a = as_array(f"out.{name}", arr)
+            if name not in shapes:
+                raise ValueError(f"out.{name}: this plan does not write {name}")
+            if not a.flags.writeable:
+                raise ValueError(f"out.{name}: expected a writable array, got a read-only one")
+            written[name] = a
+        for name, a in written.items():
+            for other, b in inputs.items():
+                if _overlaps(a, b):
+                    raise ValueError(f"out.{name}: overlaps the input {other} in memory")
+        names = list(written)
+        for i, name in enumerate(names):
+            for other in names[i + 1 :]:
+                if _overlaps(written[name], written[other]):
+                    raise ValueError(f"out.{name}: overlaps out.{other} in memory")
+
+        failed, message = self._core.run(ids, **inputs, **written)
+        if failed:
+            extra = f" ({len(failed) - 1} other rows also failed)" if len(failed) > 1 else ""
+            raise RefreshError(
+                f"MuJoCo error while refreshing row {failed[0]}: {message}{extra}; "
+                "all other rows were refreshed",
+                failed,
+            )
