@@ -1,0 +1,109 @@
+"""Planning: stages follow what each selected output reads; sensors a refresh
+cannot compute are rejected at construction, naming the sensor and why."""
+
+from __future__ import annotations
+
+import mujoco
+import pytest
+
+import mjrefresh
+
+BASE = """<mujoco><worldbody>
+  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
+    <body name="b" pos=".2 0 0"><joint name="j" axis="0 1 0" range="-1 1" limited="true"/>
+      <geom size=".05"/><site name="tip" pos=".1 0 0"/></body></body>
+  <camera name="cam" pos="1 0 0" xyaxes="0 1 0 0 0 1"/>
+  </worldbody>
+  <tendon><fixed name="t" limited="true" range="-1 1"><joint joint="j" coef="1"/></fixed></tendon>
+  <actuator><motor name="m" joint="j"/><motor name="mt" tendon="t"/></actuator>
+  <sensor>{sensors}</sensor></mujoco>"""
+
+
+def model(sensors: str) -> mujoco.MjModel:
+    return mujoco.MjModel.from_xml_string(BASE.format(sensors=sensors))
+
+
+@pytest.mark.parametrize(
+    "sensor, match",
+    [
+        ('<touch name="x" site="s"/>', r"sensor 'x' \(touch\) is an acceleration-stage sensor: "
+         r"a refresh never recomputes it"),
+        ('<accelerometer name="x" site="s"/>', r"sensor 'x' \(accelerometer\) is an acceleration-stage"),
+        ('<jointlimitpos name="x" joint="j"/>', r"sensor 'x' \(jointlimitpos\) cannot be refreshed: "
+         r"reads the constraint rows \(efc_\*\) of the last physics solve"),
+        ('<jointlimitvel name="x" joint="j"/>', r"sensor 'x' \(jointlimitvel\) cannot be refreshed: reads the constraint rows"),
+        ('<tendonlimitpos name="x" tendon="t"/>', r"sensor 'x' \(tendonlimitpos\) cannot be refreshed"),
+        ('<e_potential name="x"/>', r"sensor 'x' \(e_potential\) cannot be refreshed: energy sensors"),
+        ('<e_kinetic name="x"/>', r"sensor 'x' \(e_kinetic\) cannot be refreshed: energy sensors"),
+        ('<user name="x" dim="1" needstage="pos"/>', r"sensor 'x' \(user\) cannot be refreshed: user "
+         r"sensors are computed by the global mjcb_sensor callback"),
+        ('<framepos name="x" objtype="site" objname="tip" delay="0.01" nsample="3"/>',
+         r"sensor 'x' \(framepos\) cannot be refreshed: delayed/interval sensors read MuJoCo's sensor history"),
+        ('<framepos name="x" objtype="site" objname="tip" interval="0.1"/>',
+         r"sensor 'x' \(framepos\) cannot be refreshed: delayed/interval sensors"),
+    ],
+)
+def test_unsupported_sensors_are_rejected_by_name(sensor, match):
+    m = model(sensor)
+    with pytest.raises(mjrefresh.PlanError, match=match):
+        mjrefresh.Refresher(m, sensors=["x"])
+    # Selecting its columns by range is rejected the same way.
+    with pytest.raises(ValueError, match=match):
+        mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)])
+
+
+def test_adhesion_actuator_sensors_are_rejected():
+    xml = """<mujoco><worldbody><body name="a"><freejoint/><geom size=".1"/></body></worldbody>
+      <actuator><adhesion name="ad" body="a" ctrlrange="0 1"/></actuator>
+      <sensor><actuatorpos name="x" actuator="ad"/></sensor></mujoco>"""
+    with pytest.raises(ValueError, match=r"sensor 'x' \(actuatorpos\) cannot be refreshed: its "
+                       r"actuator has a body \(adhesion\) transmission"):
+        mjrefresh.Refresher(mujoco.MjModel.from_xml_string(xml), sensors=["x"])
+
+
+@pytest.mark.parametrize(
+    "sensor, stages",
+    [
+        ('<jointpos name="x" joint="j"/>', ("sensorPos",)),
+        ('<jointvel name="x" joint="j"/>', ("sensorVel",)),
+        ('<framepos name="x" objtype="site" objname="tip"/>', ("kinematics", "sensorPos")),
+        ('<framepos name="x" objtype="camera" objname="cam"/>', ("kinematics", "comPos", "camlight", "sensorPos")),
+        ('<subtreecom name="x" body="a"/>', ("kinematics", "comPos", "sensorPos")),
+        ('<gyro name="x" site="s"/>', ("kinematics", "comPos", "comVel", "sensorVel")),
+        ('<subtreelinvel name="x" body="a"/>', ("kinematics", "comPos", "comVel", "sensorVel")),
+        ('<tendonpos name="x" tendon="t"/>', ("kinematics", "comPos", "tendon", "sensorPos")),
+        ('<tendonvel name="x" tendon="t"/>', ("kinematics", "comPos", "tendon", "fwdVelocity", "sensorVel")),
+        ('<actuatorpos name="x" actuator="mt"/>', ("kinematics", "comPos", "tendon", "transmission", "sensorPos")),
+        ('<actuatorvel name="x" actuator="m"/>',
+         ("kinematics", "comPos", "tendon", "transmission", "fwdVelocity", "sensorVel")),
+        ('<clock name="x"/>', ("sensorPos",)),
+    ],
+)
+def test_stages_follow_what_the_sensor_reads(sensor, stages):
+    r = mjrefresh.Refresher(model(sensor), sensors=["x"], num_threads=1)
+    assert r.plan.stages == stages
+    for s in stages:
+        assert any("'x'" in why for why in r.plan.stage_reasons[s])
+
+
+def test_plan_for_bodies_and_sites():
+    m = model("")
+    r = mjrefresh.Refresher(m, bodies=["b"], relative_to="a", sites=["tip"], num_threads=1)
+    p = r.plan
+    assert p.stages == ("kinematics", "comPos", "comVel")
+    assert p.body_names == ("b",) and p.relative_to_name == "a" and p.site_names == ("tip",)
+    assert p.engine == "exact"
+    text = str(p)
+    assert "engine: exact" in text and "comVel: body velocities" in text
+    r2 = mjrefresh.Refresher(m, sites=["tip"], num_threads=1)
+    assert r2.plan.stages == ("kinematics",)
+
+
+def test_unselected_unsupported_sensors_do_not_matter():
+    # A model may carry touch/limit/user sensors; selecting others is fine
+    # and never runs them (they are masked out of the engine's model copy).
+    m = model('<touch name="t0" site="s"/><jointlimitpos name="l" joint="j"/>'
+              '<user name="u" dim="1" needstage="pos"/><framepos name="x" objtype="site" objname="tip"/>')
+    r = mjrefresh.Refresher(m, sensors=["x"], num_threads=1)
+    assert r.plan.sensor_names == ("x",)
+    assert r.plan.column_ranges == ((3, 6),)

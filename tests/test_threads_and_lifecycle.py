@@ -1,0 +1,150 @@
+"""Threads, serialised calls, close(), fork(), MuJoCo errors on workers and
+the build/run-time MuJoCo version guard."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import mujoco
+import numpy as np
+import pytest
+from conftest import Reference, random_states
+
+import mjrefresh
+from mjrefresh import _native
+
+XML = """<mujoco><worldbody>
+  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
+    <body name="b" pos=".2 0 0"><joint axis="0 1 0"/><geom size=".05"/>
+      <body name="c" pos=".2 0 0"><joint axis="1 0 0"/><geom size=".05"/></body></body></body>
+  </worldbody><sensor><framepos objtype="xbody" objname="c"/><gyro site="s"/>
+  <subtreeangmom body="a"/></sensor></mujoco>"""
+
+
+@pytest.fixture(scope="module")
+def m():
+    return mujoco.MjModel.from_xml_string(XML)
+
+
+@pytest.fixture(scope="module")
+def states(m):
+    return random_states(m, 300, seed=3)
+
+
+@pytest.fixture(scope="module")
+def ref(m, states):
+    return Reference(m, states)
+
+
+def test_calls_from_several_python_threads_are_serialised(m, states, ref):
+    r = mjrefresh.Refresher(m, bodies=["c"], sensor_ranges=[(0, m.nsensordata)], num_threads=2)
+    errors = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        out = r.outputs(300)
+        try:
+            for _ in range(20):
+                rows = np.flatnonzero(rng.random(300) < 0.5)
+                r.refresh(rows, states["qpos"], states["qvel"], out)
+                np.testing.assert_array_equal(out.sensordata[rows], ref.sensordata[rows])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_several_refreshers_run_concurrently(m, states, ref):
+    rs = [mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2) for _ in range(3)]
+    outs = [r.outputs(300) for r in rs]
+    threads = [threading.Thread(target=r.refresh, args=(np.arange(300), states["qpos"], states["qvel"], o))
+               for r, o in zip(rs, outs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for o in outs:
+        np.testing.assert_array_equal(o.sensordata, ref.sensordata)
+
+
+def test_close_and_context_manager(m, states):
+    with mjrefresh.Refresher(m, bodies=["c"], num_threads=2) as r:
+        out = r.outputs(300)
+        r.refresh(np.arange(300), states["qpos"], states["qvel"], out)
+    assert r.closed
+    with pytest.raises(RuntimeError, match="Refresher is closed"):
+        r.refresh(np.arange(300), states["qpos"], states["qvel"], out)
+    r.close()  # idempotent
+    assert "closed" in repr(r)
+
+
+def test_model_can_be_deleted_after_construction(states, ref):
+    model = mujoco.MjModel.from_xml_string(XML)
+    r = mjrefresh.Refresher(model, sensor_ranges=[(0, model.nsensordata)], num_threads=2)
+    model.body_pos[2] += 1.0  # edits after construction do not leak into the copy
+    del model
+    out = r.outputs(300)
+    r.refresh(np.arange(300), states["qpos"], states["qvel"], out)
+    np.testing.assert_array_equal(out.sensordata, ref.sensordata)
+
+
+def test_fork_child_can_refresh(m, states, ref):
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2)
+    out = r.outputs(300)
+    r.refresh(np.arange(300), states["qpos"], states["qvel"], out)  # workers exist in the parent
+    pid = os.fork()
+    if pid == 0:  # child: the parent's worker threads do not exist here
+        code = 1
+        try:
+            child_out = r.outputs(300)
+            r.refresh(np.arange(300), states["qpos"], states["qvel"], child_out)
+            code = 0 if np.array_equal(child_out.sensordata, ref.sensordata) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    r.refresh(np.arange(300), states["qpos"], states["qvel"], out)  # parent still works
+    np.testing.assert_array_equal(out.sensordata, ref.sensordata)
+
+
+@pytest.mark.parametrize("num_threads", [1, 2, 7])
+def test_mujoco_error_on_workers_becomes_refresh_error(num_threads, states):
+    model = mujoco.MjModel.from_xml_string(XML)
+    model.jnt_type[1] = 9  # corrupt joint type: mj_kinematics raises mju_error
+    r = mjrefresh.Refresher(model, bodies=["c"], num_threads=num_threads)
+    out = r.outputs(300)
+    out.body_pos.fill(-1.0)
+    with pytest.raises(mjrefresh.RefreshError, match=r"MuJoCo error while refreshing row 3: "
+                       r"unknown joint type 9 \(2 other rows also failed\)") as info:
+        r.refresh(np.array([3, 50, 299]), states["qpos"], states["qvel"], out)
+    assert info.value.rows == (3, 50, 299)
+    assert (out.body_pos == -1.0).all()  # failing rows are left as they were
+    # The process survived and the bindings' own error reporting still works.
+    with pytest.raises(mujoco.FatalError, match="unknown joint type"):
+        mujoco.mj_kinematics(model, mujoco.MjData(model))
+
+
+def test_dirty_rows_stay_dirty_for_failed_rows(states):
+    model = mujoco.MjModel.from_xml_string(XML)
+    model.jnt_type[1] = 9
+    r = mjrefresh.Refresher(model, bodies=["c"], num_threads=2)
+    dirty = np.zeros(300, bool)
+    dirty[[1, 2]] = True
+    with pytest.raises(mjrefresh.RefreshError):
+        r.refresh_dirty_rows(dirty, states["qpos"], states["qvel"], r.outputs(300))
+    assert dirty[[1, 2]].all() and dirty.sum() == 2
+
+
+def test_version_guard_message():
+    with pytest.raises(ImportError, match=r"mjrefresh's native core was built for MuJoCo 3\.11\.0, "
+                       r"but this process runs MuJoCo 4\.0\.0\. Fix: install the MuJoCo it was built "
+                       r"for \(pip install mujoco==3\.11\.0\), or rebuild mjrefresh"):
+        _native.check_versions("3.11.0", "4.0.0")
+    _native.check_versions(mujoco.__version__, mujoco.__version__)
+    assert mjrefresh.MUJOCO_BUILD_VERSION == mujoco.__version__
