@@ -1,7 +1,7 @@
 """The ways of refreshing tracked sensor columns that the benchmark compares.
 
-Every contender refreshes ``sensordata[rows, start:stop]`` for the selected
-rows of a :class:`workloads.Problem` from the rows' ``qpos``/``qvel``. Each one
+Every contender refreshes the selected sensordata column ranges for the
+selected rows of a :class:`workloads.Problem` from the rows' ``qpos``/``qvel``. Each one
 is only built when the library it needs is installed; :func:`availability`
 says why one is skipped.
 
@@ -22,6 +22,10 @@ import mujoco
 import numpy as np
 
 from workloads import Problem
+
+
+class Unsupported(Exception):
+  """Raised by a contender's constructor for a problem it cannot express."""
 
 
 class Contender:
@@ -86,7 +90,7 @@ class PythonLoop(Contender):
     rows = np.flatnonzero(mask).tolist()
     m, d, out = self.problem.model, self.data, self.out
     qpos, qvel = self.problem.qpos, self.problem.qvel
-    start, stop = self.problem.columns
+    ranges = [slice(a, b) for a, b in self.problem.ranges]
     kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
     sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
     sd = d.sensordata
@@ -100,7 +104,8 @@ class PythonLoop(Contender):
         com_vel(m, d)
         sensor_pos(m, d)
         sensor_vel(m, d)
-        out[i, start:stop] = sd[start:stop]
+        for cols in ranges:
+          out[i, cols] = sd[cols]
 
     return run
 
@@ -143,7 +148,7 @@ class MjbatchUni(Contender):
 
   def prepare(self, mask: np.ndarray) -> Callable[[], None]:
     ids = None if mask.all() else np.flatnonzero(mask).astype(np.int64)
-    ranges = list(self.problem.columns)  # flattened (start, stop) pairs
+    ranges = [c for pair in self.problem.ranges for c in pair]  # flattened (start, stop) pairs
     refresh = self.batch.refresh_sensor_ranges
     return lambda: refresh(ids, ranges)
 
@@ -233,7 +238,7 @@ class _MjrefreshEngine(Contender):
     import mjrefresh
 
     self.refresher = mjrefresh.Refresher(
-      problem.model, sensor_ranges=[problem.columns], num_threads=threads, engine=self.engine
+      problem.model, sensor_ranges=list(problem.ranges), num_threads=threads, engine=self.engine
     )
     self.out = self.refresher.outputs(problem.n)
 
@@ -297,6 +302,8 @@ class StageLoopCpp(Contender):
 
   def __init__(self, problem: Problem, threads: int) -> None:
     super().__init__(problem, threads)
+    if len(problem.ranges) != 1:
+      raise Unsupported(f"stage_loop takes one column range, the problem has {len(problem.ranges)}")
     from mjrefresh import _core
 
     self.stage_loop = _core.stage_loop
@@ -305,7 +312,7 @@ class StageLoopCpp(Contender):
   def prepare(self, mask: np.ndarray) -> Callable[[], None]:
     m, out, loop = self.problem.model, self.out, self.stage_loop
     qpos, qvel = self.problem.qpos, self.problem.qvel
-    start, stop = self.problem.columns
+    (start, stop), = self.problem.ranges
     if mask.all():
       return lambda: loop(m, qpos, qvel, out, start, stop)
     rows = np.flatnonzero(mask)

@@ -17,6 +17,7 @@ repetitions (A B C A B C ...); the median with min-max is reported.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,7 +31,7 @@ import contenders  # noqa: E402
 import envinfo  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
-from workloads import WORKLOADS, dirty_mask, make_problem, reference, sample_rows  # noqa: E402
+from workloads import COLUMN_SETS, WORKLOADS, dirty_mask, make_problem, reference, sample_rows  # noqa: E402
 
 
 def default_threads(cores: int) -> List[int]:
@@ -52,6 +53,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
   p.add_argument("--threads", nargs="+", type=int, default=None, help=f"thread counts (default: 1 2 4 .. {cores})")
   p.add_argument("--repeats", type=int, default=None, help="timed samples per contender (default 7, quick 5)")
   p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS, reverse=True))
+  p.add_argument(
+    "--columns",
+    choices=sorted(COLUMN_SETS),
+    default="tracking",
+    help="sensordata columns to refresh: the tracking block (default) or every pos/vel-stage sensor",
+  )
   p.add_argument("--contenders", nargs="+", choices=list(contenders.BY_NAME), default=None, help="subset to run")
   p.add_argument("--min-sample", type=float, default=None, help="seconds per timed sample (default 0.005, quick 0.002)")
   p.add_argument("--warmup", type=int, default=2, help="untimed calls per contender before timing")
@@ -85,18 +92,34 @@ def progress(msg: str) -> None:
 def check(c: contenders.Contender, mask: np.ndarray, rows: np.ndarray, ref: np.ndarray) -> Dict[str, Any]:
   """Max abs error on the sampled rows and, for caller-owned outputs, whether
   everything outside the selected rows and columns is still the NaN poison."""
-  start, stop = c.problem.columns
+  cols = c.problem.column_index
   sd = np.asarray(c.sensordata())
-  got = sd[rows, start:stop]
-  diff = np.abs(got - ref)
+  diff = np.abs(sd[np.ix_(rows, cols)] - ref)
   err = float(diff.max()) if np.isfinite(diff).all() else float("inf")
+  # per sensor column, the largest error (to name what is wrong)
+  col_err = np.where(np.isfinite(diff), diff, np.inf).max(axis=0)
+  bad = cols[col_err > 0]
   untouched = None
   if c.owns_output:
-    selected = sd[mask]
-    untouched = bool(
-      np.isnan(sd[~mask]).all() and np.isnan(selected[:, :start]).all() and np.isnan(selected[:, stop:]).all()
-    )
-  return {"max_abs_error": err, "untouched_ok": untouched, "checked_rows": int(rows.size)}
+    outside = np.ones(sd.shape[1], dtype=bool)
+    outside[cols] = False
+    untouched = bool(np.isnan(sd[~mask]).all() and np.isnan(sd[mask][:, outside]).all())
+  return {
+    "max_abs_error": err,
+    "untouched_ok": untouched,
+    "checked_rows": int(rows.size),
+    "wrong_sensors": _sensor_names(c.problem.model, bad, col_err[col_err > 0]),
+  }
+
+
+def _sensor_names(model, columns: np.ndarray, errors: np.ndarray) -> Dict[str, float]:
+  """Sensor name -> max abs error, for the columns with a nonzero error."""
+  out: Dict[str, float] = {}
+  sensor_of = np.searchsorted(model.sensor_adr, columns, side="right") - 1
+  for s, e in zip(sensor_of.tolist(), errors.tolist()):
+    name = model.sensor(s).name or f"sensor {s}"
+    out[name] = max(out.get(name, 0.0), e)
+  return out
 
 
 def measure(args: argparse.Namespace, chosen: List[type], skipped: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -105,7 +128,7 @@ def measure(args: argparse.Namespace, chosen: List[type], skipped: List[Dict[str
   for model_name in args.models:
     for n in args.n:
       t0 = time.perf_counter()
-      problem = make_problem(model_name, n, seed=args.seed)
+      problem = make_problem(model_name, n, seed=args.seed, columns=args.columns)
       for workload in args.workloads:
         mask = dirty_mask(n, workload)
         rows = sample_rows(mask, args.check_rows)
@@ -123,6 +146,10 @@ def measure(args: argparse.Namespace, chosen: List[type], skipped: List[Dict[str
               if c.owns_output:
                 c.poison()
               fn()
+            except contenders.Unsupported as e:
+              progress(f"  skipping {cls.name} on {model_name}: {e}")
+              skipped.append({"contender": cls.name, "model": model_name, "n": n, "threads": threads, "workload": workload, "reason": str(e)})
+              continue
             except Exception as e:  # noqa: BLE001 - a contender failing must not stop the others
               reason = f"{type(e).__name__}: {e}"
               progress(f"  {cls.name} failed on {model_name} N={n} T={threads} {workload}: {reason}")
@@ -142,7 +169,7 @@ def measure(args: argparse.Namespace, chosen: List[type], skipped: List[Dict[str
               "contender": name,
               "multithreaded": c.multithreaded,
               "rows_per_call": int(mask.sum()),
-              "columns": list(problem.columns),
+              "ranges": [list(r) for r in problem.ranges],
               "calls_per_sample": calls[name],
               "samples_s": samples[name],
               **timing.summary(samples[name]),
@@ -181,14 +208,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   results = measure(args, chosen, skipped)
   elapsed = time.perf_counter() - t0
   report.derive(results)
+  try:
+    env["loadavg_at_end"] = list(os.getloadavg())
+  except OSError:
+    env["loadavg_at_end"] = None
 
   print(report.table(results))
   for s in skipped:
     where = "" if "model" not in s else f" ({s['model']} N={s['n']} T={s['threads']} {s['workload']})"
     print(f"skipped {s['contender']}{where}: {s['reason']}")
-  wrong = sorted({r["contender"] for r in results if not r["correct"]})
-  if wrong:
-    print(f"WRONG results (max|err| > {args.tol:g} vs mj_forward, or untouched outputs written): {', '.join(wrong)}")
+  for name in sorted({r["contender"] for r in results if not r["correct"]}):
+    sensors: Dict[str, float] = {}
+    untouched_violated = False
+    for r in results:
+      if r["contender"] == name and not r["correct"]:
+        untouched_violated |= r["untouched_ok"] is False
+        for sensor, e in r["wrong_sensors"].items():
+          if e > args.tol:
+            sensors[sensor] = max(sensors.get(sensor, 0.0), e)
+    worst = sorted(sensors.items(), key=lambda kv: -kv[1])
+    detail = ", ".join(f"{s} {e:.2g}" for s, e in worst[:8]) + (f", ... ({len(worst)} sensors)" if len(worst) > 8 else "")
+    if untouched_violated:
+      detail += ("; " if detail else "") + "wrote outputs that were not selected"
+    print(f"WRONG: {name} differs from mj_forward (tol {args.tol:g}): {detail}")
   progress(f"done in {elapsed:.1f} s")
 
   if args.json:
@@ -199,6 +241,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "env": env,
         "config": config,
         "workloads": WORKLOADS,
+        "column_sets": COLUMN_SETS,
         "contenders": {c.name: c.description for c in contenders.ALL},
         "available": avail,
         "skipped": skipped,

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 import mujoco
 import numpy as np
@@ -48,19 +48,47 @@ def load_models_module() -> ModuleType:
   return module
 
 
+#: Column selections: the tracking block only, or every position- and
+#: velocity-stage sensor column (authored sensors included).
+COLUMN_SETS: Dict[str, str] = {
+  "tracking": "the track_* sensor block",
+  "posvel": "every position- and velocity-stage sensor column",
+}
+
+
 @dataclass
 class Problem:
-  """One model with N random states and the tracking column range."""
+  """One model with N random states and the sensordata columns to refresh."""
 
   name: str
   model: mujoco.MjModel
   qpos: np.ndarray  # (N, nq), C-contiguous
   qvel: np.ndarray  # (N, nv), C-contiguous
-  columns: Tuple[int, int]  # tracking sensordata columns [start, stop)
+  ranges: List[Tuple[int, int]]  # disjoint sorted half-open column ranges
 
   @property
   def n(self) -> int:
     return self.qpos.shape[0]
+
+  @property
+  def column_index(self) -> np.ndarray:
+    """The selected columns, as one sorted index array."""
+    return np.concatenate([np.arange(a, b) for a, b in self.ranges])
+
+
+def posvel_ranges(model: mujoco.MjModel) -> List[Tuple[int, int]]:
+  """Merged column ranges of the sensors that need only the POS or VEL stage."""
+  ranges: List[Tuple[int, int]] = []
+  for s in range(model.nsensor):
+    if int(model.sensor_needstage[s]) not in (mujoco.mjtStage.mjSTAGE_POS, mujoco.mjtStage.mjSTAGE_VEL):
+      continue
+    a = int(model.sensor_adr[s])
+    b = a + int(model.sensor_dim[s])
+    if ranges and ranges[-1][1] == a:
+      ranges[-1] = (ranges[-1][0], b)
+    else:
+      ranges.append((a, b))
+  return ranges
 
 
 def random_states(model: mujoco.MjModel, n: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -83,13 +111,22 @@ def random_states(model: mujoco.MjModel, n: int, seed: int) -> Tuple[np.ndarray,
   return np.ascontiguousarray(qpos), np.ascontiguousarray(qvel)
 
 
-def make_problem(name: str, n: int, seed: int = 0) -> Problem:
-  """Build the embedded model ``name`` with ``n`` random states."""
+def make_problem(name: str, n: int, seed: int = 0, columns: str = "tracking") -> Problem:
+  """Build the embedded model ``name`` with ``n`` random states.
+
+  ``columns`` is a key of :data:`COLUMN_SETS`.
+  """
   models = load_models_module()
   model = models.MODELS[name]()
-  layout = models.tracking_layout(model)
+  if columns == "tracking":
+    layout = models.tracking_layout(model)
+    ranges = [(layout.start, layout.stop)]
+  elif columns == "posvel":
+    ranges = posvel_ranges(model)
+  else:
+    raise ValueError(f"columns must be one of {sorted(COLUMN_SETS)}, got {columns!r}")
   qpos, qvel = random_states(model, n, seed)
-  return Problem(name, model, qpos, qvel, (layout.start, layout.stop))
+  return Problem(name, model, qpos, qvel, ranges)
 
 
 def dirty_mask(n: int, workload: str, seed: int = 1) -> np.ndarray:
@@ -116,15 +153,15 @@ def sample_rows(mask: np.ndarray, k: int, seed: int = 2) -> np.ndarray:
 
 
 def reference(problem: Problem, rows: np.ndarray) -> np.ndarray:
-  """sensordata[:, start:stop] that mj_forward computes at each row's state."""
+  """The selected sensordata columns that mj_forward computes at each row's state
+  (a fresh MjData per row, so no cached value can leak between rows)."""
   model = problem.model
-  data = mujoco.MjData(model)
-  start, stop = problem.columns
-  out = np.empty((len(rows), stop - start))
+  cols = problem.column_index
+  out = np.empty((len(rows), cols.size))
   for k, i in enumerate(rows):
-    mujoco.mj_resetData(model, data)
+    data = mujoco.MjData(model)
     data.qpos[:] = problem.qpos[i]
     data.qvel[:] = problem.qvel[i]
     mujoco.mj_forward(model, data)
-    out[k] = data.sensordata[start:stop]
+    out[k] = data.sensordata[cols]
   return out
