@@ -166,6 +166,7 @@ def plot(results: List[Dict[str, Any]], path: Path) -> bool:
       ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
       ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax_t.legend(fontsize=7)
+    ax_n.legend(fontsize=7)
   fig.tight_layout()
   path.parent.mkdir(parents=True, exist_ok=True)
   fig.savefig(path, dpi=110, format="png")

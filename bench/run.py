@@ -51,7 +51,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
   p.add_argument("--models", nargs="+", default=None, help="embedded models (default: quadruped humanoid)")
   p.add_argument("--n", nargs="+", type=int, default=None, help="numbers of simulations (default: 1024 4096)")
   p.add_argument("--threads", nargs="+", type=int, default=None, help=f"thread counts (default: 1 2 4 .. {cores})")
-  p.add_argument("--repeats", type=int, default=None, help="timed samples per contender (default 7, quick 5)")
+  p.add_argument("--repeats", type=int, default=None, help="timed samples per contender (default 9, quick 5)")
   p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS, reverse=True))
   p.add_argument(
     "--columns",
@@ -60,7 +60,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     help="sensordata columns to refresh: the tracking block (default) or every pos/vel-stage sensor",
   )
   p.add_argument("--contenders", nargs="+", choices=list(contenders.BY_NAME), default=None, help="subset to run")
-  p.add_argument("--min-sample", type=float, default=None, help="seconds per timed sample (default 0.005, quick 0.002)")
+  p.add_argument("--min-sample", type=float, default=None, help="seconds per timed sample (default 0.02, quick 0.005)")
   p.add_argument("--warmup", type=int, default=2, help="untimed calls per contender before timing")
   p.add_argument("--check-rows", type=int, default=64, help="rows compared with mj_forward per measurement")
   p.add_argument("--tol", type=float, default=1e-9, help="max abs error for a result to count as correct")
@@ -78,8 +78,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
   args.models = args.models or ["quadruped", "humanoid"]
   args.n = args.n or ([1024] if args.quick else [1024, 4096])
   args.threads = sorted(set(args.threads or ([1, cores] if args.quick else default_threads(cores))))
-  args.repeats = args.repeats or (5 if args.quick else 7)
-  args.min_sample = args.min_sample if args.min_sample is not None else (0.002 if args.quick else 0.005)
+  args.repeats = args.repeats or (5 if args.quick else 9)
+  args.min_sample = args.min_sample if args.min_sample is not None else (0.005 if args.quick else 0.02)
   if min(args.n) < 1 or min(args.threads) < 1 or args.repeats < 1:
     p.error("--n, --threads and --repeats must be positive")
   return args

@@ -52,7 +52,7 @@ __all__ = [
   "MODELS",
 ]
 
-#: Tracking sensor kinds, in block order, with (sensor type, dim, relative to base).
+#: Tracking sensor kinds in block order: (kind, mjtSensor type, dim, relative to the base body).
 TRACKING_KINDS: Tuple[Tuple[str, int, int, bool], ...] = (
   ("track_pos_w", int(mujoco.mjtSensor.mjSENS_FRAMEPOS), 3, False),
   ("track_quat_w", int(mujoco.mjtSensor.mjSENS_FRAMEQUAT), 4, False),
