@@ -231,6 +231,8 @@ class _MjrefreshEngine(Contender):
       mjrefresh.Refresher(model, sensor_ranges=[models.tracking_layout(model).columns], num_threads=1, engine=cls.engine)
     except ValueError as e:
       return f"Refresher rejects engine={cls.engine!r} ({e})"
+    except Exception as e:  # noqa: BLE001 - an unfinished core must not stop the run
+      return f"Refresher(engine={cls.engine!r}) failed ({type(e).__name__}: {e})"
     return None
 
   def __init__(self, problem: Problem, threads: int) -> None:

@@ -31,7 +31,7 @@ import contenders  # noqa: E402
 import envinfo  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
-from workloads import COLUMN_SETS, WORKLOADS, dirty_mask, make_problem, reference, sample_rows  # noqa: E402
+from workloads import COLUMN_SETS, WORKLOADS, dirty_mask, load_models_module, make_problem, reference, sample_rows  # noqa: E402
 
 
 def default_threads(cores: int) -> List[int]:
@@ -48,9 +48,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
   cores = envinfo.usable_cores()
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument("--quick", action="store_true", help="small run: N=1024, threads {1, all}, 5 repeats (< 2 min on 2 cores)")
-  p.add_argument("--models", nargs="+", default=None, help="embedded models (default: quadruped humanoid)")
+  p.add_argument(
+    "--models", nargs="+", choices=sorted(load_models_module().MODELS), default=None, help="embedded models (default: all)"
+  )
   p.add_argument("--n", nargs="+", type=int, default=None, help="numbers of simulations (default: 1024 4096)")
-  p.add_argument("--threads", nargs="+", type=int, default=None, help=f"thread counts (default: 1 2 4 .. {cores})")
+  p.add_argument("--threads", nargs="+", type=int, default=None, help=f"thread counts (default: powers of two below {cores}, and {cores})")
   p.add_argument("--repeats", type=int, default=None, help="timed samples per contender (default 9, quick 5)")
   p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS, reverse=True))
   p.add_argument(
@@ -75,7 +77,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
   )
   p.add_argument("--readme-section", default=None, help="section marker name (default: mujoco-<version>)")
   args = p.parse_args(argv)
-  args.models = args.models or ["quadruped", "humanoid"]
+  args.models = args.models or list(load_models_module().MODELS)
   args.n = args.n or ([1024] if args.quick else [1024, 4096])
   args.threads = sorted(set(args.threads or ([1, cores] if args.quick else default_threads(cores))))
   args.repeats = args.repeats or (5 if args.quick else 9)
