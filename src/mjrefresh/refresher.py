@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import sys
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,6 +29,16 @@ _STAGE_BITS: dict[str, int] = {
 }
 
 _ENGINES = ("auto", "exact", "fast")
+
+# Refreshers still open at interpreter exit are closed (threads joined) before
+# the interpreter tears down, instead of being abandoned mid-finalisation.
+_LIVE: weakref.WeakSet[Refresher] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_refreshers() -> None:
+    for r in list(_LIVE):
+        r.close()
 
 
 class RefreshError(RuntimeError):
@@ -173,6 +185,7 @@ class Refresher:
             pins,
             "exact",
         )
+        _LIVE.add(self)
 
     # ------------------------------------------------------------------ info
     @property

@@ -1,0 +1,119 @@
+"""mju_error raised inside a stage function on a worker thread becomes a
+RefreshError naming the first failing row; the other rows are refreshed, the
+failing rows' outputs are left as they were, the scratch state is restored,
+and the mujoco bindings' own error reporting keeps working.
+
+The error source is real: a passive-force callback compiled from C at test
+time and installed in MuJoCo's global ``mjcb_passive`` slot; a refresh that
+needs mj_fwdVelocity (a tendonvel sensor) runs it on the worker threads, and
+it calls mju_error for rows whose qpos[0] is > 100."""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import shutil
+import subprocess
+
+import mujoco
+import numpy as np
+import pytest
+from conftest import Reference, random_states
+
+import mjrefresh
+
+CALLBACK_C = r"""
+#include <mujoco/mujoco.h>
+void failing_passive(const mjModel* m, mjData* d) {
+  if (d->qpos[0] > 100) mju_error("crafted failure at qpos[0]=%g", d->qpos[0]);
+}
+"""
+
+XML = """<mujoco><worldbody>
+  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s0"/>
+    <body name="b" pos=".2 0 0"><joint name="j" axis="0 1 0"/><geom size=".05"/>
+      <site name="s1" pos=".1 0 0"/></body></body></worldbody>
+  <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
+  <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/></sensor>
+</mujoco>"""
+
+LIBMUJOCO = glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so.*"))[0]
+
+
+@pytest.fixture(scope="module")
+def failing_callback(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the failing callback")
+    tmp = tmp_path_factory.mktemp("cb")
+    src = tmp / "fail.c"
+    src.write_text(CALLBACK_C)
+    so = tmp / "libfail.so"
+    include = os.path.join(os.path.dirname(mujoco.__file__), "include")
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
+                   check=True)
+    lib = ctypes.CDLL(str(so))
+    return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
+
+
+@pytest.fixture()
+def installed(failing_callback):
+    slot = ctypes.c_void_p.in_dll(ctypes.CDLL(LIBMUJOCO), "mjcb_passive")
+    saved = slot.value
+    slot.value = failing_callback
+    try:
+        yield
+    finally:
+        slot.value = saved
+
+
+@pytest.fixture(scope="module")
+def m():
+    return mujoco.MjModel.from_xml_string(XML)
+
+
+@pytest.fixture(scope="module")
+def states(m):
+    return random_states(m, 200, seed=11)
+
+
+@pytest.fixture(scope="module")
+def ref(m, states):
+    return Reference(m, states)  # computed before the callback is installed
+
+
+@pytest.mark.parametrize("num_threads", [1, 2, 7])
+def test_failing_rows_are_reported_and_the_rest_refreshed(m, states, ref, installed, num_threads):
+    bad = np.array([17, 18, 150])
+    qpos = states["qpos"].copy()
+    qpos[bad, 0] = 1000.0 + bad
+    r = mjrefresh.Refresher(m, sensors=["tv", "fp"], num_threads=num_threads)
+    out = r.outputs(200)
+    out.sensordata.fill(-5.0)
+    with pytest.raises(mjrefresh.RefreshError,
+                       match=r"MuJoCo error while refreshing row 17: crafted failure at "
+                             r"qpos\[0\]=1017 \(2 other rows also failed\); all other rows were refreshed"
+                       ) as info:
+        r.refresh(np.arange(200), qpos, states["qvel"], out)
+    assert info.value.rows == (17, 18, 150)
+    assert (out.sensordata[bad] == -5.0).all()
+    good = np.setdiff1d(np.arange(200), bad)
+    np.testing.assert_array_equal(out.sensordata[good], ref.sensordata[good])
+    # Scratch state restored: the next call (good states) is exact everywhere.
+    r.refresh(np.arange(200), states["qpos"], states["qvel"], out)
+    np.testing.assert_array_equal(out.sensordata, ref.sensordata)
+
+
+def test_bindings_error_reporting_still_works(m, states, installed):
+    r = mjrefresh.Refresher(m, sensors=["tv"], num_threads=2)
+    d = mujoco.MjData(m)
+    d.qpos[0] = 500.0
+    with pytest.raises(mujoco.FatalError, match="crafted failure"):
+        mujoco.mj_forward(m, d)
+    qpos = states["qpos"].copy()
+    qpos[5, 0] = 500.0
+    with pytest.raises(mjrefresh.RefreshError, match="row 5: crafted failure"):
+        r.refresh(np.arange(200), qpos, states["qvel"], r.outputs(200))
+    with pytest.raises(mujoco.FatalError, match="crafted failure"):
+        mujoco.mj_forward(m, d)
