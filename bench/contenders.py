@@ -25,50 +25,50 @@ from workloads import Problem
 
 
 class Unsupported(Exception):
-  """Raised by a contender's constructor for a problem it cannot express."""
+    """Raised by a contender's constructor for a problem it cannot express."""
 
 
 class Contender:
-  """One refresh implementation bound to one problem and thread count.
+    """One refresh implementation bound to one problem and thread count.
 
-  Attributes:
-    name: short identifier used in tables and JSON.
-    description: one line on what is called.
-    multithreaded: False for contenders that always run on one thread.
-    owns_output: True when the output array is the caller's, so the bench can
-      poison it to check that unselected rows and columns are not touched.
-  """
+    Attributes:
+      name: short identifier used in tables and JSON.
+      description: one line on what is called.
+      multithreaded: False for contenders that always run on one thread.
+      owns_output: True when the output array is the caller's, so the bench can
+        poison it to check that unselected rows and columns are not touched.
+    """
 
-  name = ""
-  description = ""
-  multithreaded = True
-  owns_output = True
+    name = ""
+    description = ""
+    multithreaded = True
+    owns_output = True
 
-  def __init__(self, problem: Problem, threads: int) -> None:
-    self.problem = problem
-    self.threads = threads
+    def __init__(self, problem: Problem, threads: int) -> None:
+        self.problem = problem
+        self.threads = threads
 
-  @classmethod
-  def unavailable(cls) -> Optional[str]:
-    """None when the contender can run here, else the reason it cannot."""
-    return None
+    @classmethod
+    def unavailable(cls) -> Optional[str]:
+        """None when the contender can run here, else the reason it cannot."""
+        return None
 
-  @property
-  def threads_used(self) -> int:
-    """The thread count the implementation reports using."""
-    return self.threads if self.multithreaded else 1
+    @property
+    def threads_used(self) -> int:
+        """The thread count the implementation reports using."""
+        return self.threads if self.multithreaded else 1
 
-  def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-    """A zero-argument callable refreshing the rows where ``mask`` is True."""
-    raise NotImplementedError
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        """A zero-argument callable refreshing the rows where ``mask`` is True."""
+        raise NotImplementedError
 
-  def sensordata(self) -> np.ndarray:
-    """The (N, nsensordata) array the results are read from."""
-    raise NotImplementedError
+    def sensordata(self) -> np.ndarray:
+        """The (N, nsensordata) array the results are read from."""
+        raise NotImplementedError
 
-  def poison(self) -> None:
-    """Fill the caller-owned output with NaN (only if ``owns_output``)."""
-    self.sensordata()[...] = np.nan
+    def poison(self) -> None:
+        """Fill the caller-owned output with NaN (only if ``owns_output``)."""
+        self.sensordata()[...] = np.nan
 
 
 # ---------------------------------------------------------------------------
@@ -77,40 +77,40 @@ class Contender:
 
 
 class PythonLoop(Contender):
-  name = "python_loop"
-  description = "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, mj_sensorVel on a scratch MjData"
-  multithreaded = False
+    name = "python_loop"
+    description = "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, mj_sensorVel on a scratch MjData"
+    multithreaded = False
 
-  def __init__(self, problem: Problem, threads: int) -> None:
-    super().__init__(problem, threads)
-    self.data = mujoco.MjData(problem.model)
-    self.out = np.zeros((problem.n, problem.model.nsensordata))
+    def __init__(self, problem: Problem, threads: int) -> None:
+        super().__init__(problem, threads)
+        self.data = mujoco.MjData(problem.model)
+        self.out = np.zeros((problem.n, problem.model.nsensordata))
 
-  def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-    rows = np.flatnonzero(mask).tolist()
-    m, d, out = self.problem.model, self.data, self.out
-    qpos, qvel = self.problem.qpos, self.problem.qvel
-    ranges = [slice(a, b) for a, b in self.problem.ranges]
-    kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
-    sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
-    sd = d.sensordata
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        rows = np.flatnonzero(mask).tolist()
+        m, d, out = self.problem.model, self.data, self.out
+        qpos, qvel = self.problem.qpos, self.problem.qvel
+        ranges = [slice(a, b) for a, b in self.problem.ranges]
+        kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
+        sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
+        sd = d.sensordata
 
-    def run() -> None:
-      for i in rows:
-        d.qpos[:] = qpos[i]
-        d.qvel[:] = qvel[i]
-        kinematics(m, d)
-        com_pos(m, d)
-        com_vel(m, d)
-        sensor_pos(m, d)
-        sensor_vel(m, d)
-        for cols in ranges:
-          out[i, cols] = sd[cols]
+        def run() -> None:
+            for i in rows:
+                d.qpos[:] = qpos[i]
+                d.qvel[:] = qvel[i]
+                kinematics(m, d)
+                com_pos(m, d)
+                com_vel(m, d)
+                sensor_pos(m, d)
+                sensor_vel(m, d)
+                for cols in ranges:
+                    out[i, cols] = sd[cols]
 
-    return run
+        return run
 
-  def sensordata(self) -> np.ndarray:
-    return self.out
+    def sensordata(self) -> np.ndarray:
+        return self.out
 
 
 # ---------------------------------------------------------------------------
@@ -119,41 +119,41 @@ class PythonLoop(Contender):
 
 
 class MjbatchUni(Contender):
-  name = "mjbatch_uni"
-  description = "mjbatch.Batch(model, N, num_threads=T).refresh_sensor_ranges(ids, [start, stop])"
-  owns_output = False
+    name = "mjbatch_uni"
+    description = "mjbatch.Batch(model, N, num_threads=T).refresh_sensor_ranges(ids, [start, stop])"
+    owns_output = False
 
-  @classmethod
-  def unavailable(cls) -> Optional[str]:
-    try:
-      import mjbatch
-    except ImportError as e:
-      return f"mjbatch-uni not installed ({e})"
-    if not hasattr(mjbatch.Batch, "refresh_sensor_ranges"):
-      return "this mjbatch has no Batch.refresh_sensor_ranges"
-    return None
+    @classmethod
+    def unavailable(cls) -> Optional[str]:
+        try:
+            import mjbatch
+        except ImportError as e:
+            return f"mjbatch-uni not installed ({e})"
+        if not hasattr(mjbatch.Batch, "refresh_sensor_ranges"):
+            return "this mjbatch has no Batch.refresh_sensor_ranges"
+        return None
 
-  def __init__(self, problem: Problem, threads: int) -> None:
-    super().__init__(problem, threads)
-    import mjbatch
+    def __init__(self, problem: Problem, threads: int) -> None:
+        super().__init__(problem, threads)
+        import mjbatch
 
-    self.batch = mjbatch.Batch(problem.model, problem.n, num_threads=threads)
-    self.batch.bind("qpos")[:] = problem.qpos
-    self.batch.bind("qvel")[:] = problem.qvel
-    self._sensordata = self.batch.bind("sensordata")
+        self.batch = mjbatch.Batch(problem.model, problem.n, num_threads=threads)
+        self.batch.bind("qpos")[:] = problem.qpos
+        self.batch.bind("qvel")[:] = problem.qvel
+        self._sensordata = self.batch.bind("sensordata")
 
-  @property
-  def threads_used(self) -> int:
-    return int(self.batch.num_threads)
+    @property
+    def threads_used(self) -> int:
+        return int(self.batch.num_threads)
 
-  def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-    ids = None if mask.all() else np.flatnonzero(mask).astype(np.int64)
-    ranges = [c for pair in self.problem.ranges for c in pair]  # flattened (start, stop) pairs
-    refresh = self.batch.refresh_sensor_ranges
-    return lambda: refresh(ids, ranges)
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        ids = None if mask.all() else np.flatnonzero(mask).astype(np.int64)
+        ranges = [c for pair in self.problem.ranges for c in pair]  # flattened (start, stop) pairs
+        refresh = self.batch.refresh_sensor_ranges
+        return lambda: refresh(ids, ranges)
 
-  def sensordata(self) -> np.ndarray:
-    return self._sensordata
+    def sensordata(self) -> np.ndarray:
+        return self._sensordata
 
 
 # ---------------------------------------------------------------------------
@@ -162,39 +162,39 @@ class MjbatchUni(Contender):
 
 
 class MujocoBatch(Contender):
-  name = "mujoco_batch"
-  description = "mujoco.batch.Batch(model, N, nthread=T).forward(ids, stage=mjSTAGE_VEL)"
-  owns_output = False
+    name = "mujoco_batch"
+    description = "mujoco.batch.Batch(model, N, nthread=T).forward(ids, stage=mjSTAGE_VEL)"
+    owns_output = False
 
-  @classmethod
-  def unavailable(cls) -> Optional[str]:
-    try:
-      from mujoco import batch  # noqa: F401
-    except ImportError:
-      return f"mujoco {mujoco.__version__} has no mujoco.batch (needs >= 4.0)"
-    return None
+    @classmethod
+    def unavailable(cls) -> Optional[str]:
+        try:
+            from mujoco import batch  # noqa: F401
+        except ImportError:
+            return f"mujoco {mujoco.__version__} has no mujoco.batch (needs >= 4.0)"
+        return None
 
-  def __init__(self, problem: Problem, threads: int) -> None:
-    super().__init__(problem, threads)
-    from mujoco import batch
+    def __init__(self, problem: Problem, threads: int) -> None:
+        super().__init__(problem, threads)
+        from mujoco import batch
 
-    self.batch = batch.Batch(problem.model, problem.n, nthread=threads)
-    self.batch.bind("qpos")[:] = problem.qpos
-    self.batch.bind("qvel")[:] = problem.qvel
-    self._sensordata = self.batch.bind("sensordata")
+        self.batch = batch.Batch(problem.model, problem.n, nthread=threads)
+        self.batch.bind("qpos")[:] = problem.qpos
+        self.batch.bind("qvel")[:] = problem.qvel
+        self._sensordata = self.batch.bind("sensordata")
 
-  @property
-  def threads_used(self) -> int:
-    return int(self.batch.nthread)
+    @property
+    def threads_used(self) -> int:
+        return int(self.batch.nthread)
 
-  def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-    ids = None if mask.all() else np.flatnonzero(mask).astype(np.int32)
-    forward = self.batch.forward
-    stage = mujoco.mjtStage.mjSTAGE_VEL
-    return lambda: forward(ids, stage=stage)
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        ids = None if mask.all() else np.flatnonzero(mask).astype(np.int32)
+        forward = self.batch.forward
+        stage = mujoco.mjtStage.mjSTAGE_VEL
+        return lambda: forward(ids, stage=stage)
 
-  def sensordata(self) -> np.ndarray:
-    return self._sensordata
+    def sensordata(self) -> np.ndarray:
+        return self._sensordata
 
 
 # ---------------------------------------------------------------------------
@@ -203,83 +203,94 @@ class MujocoBatch(Contender):
 
 
 def _mjrefresh_unavailable() -> Optional[str]:
-  try:
-    import mjrefresh
-  except Exception as e:  # noqa: BLE001 - report any import failure
-    return f"import mjrefresh failed ({type(e).__name__}: {e})"
-  if not hasattr(mjrefresh, "Refresher"):
-    where = ", ".join(getattr(mjrefresh, "__path__", []))
-    return f"mjrefresh (at {where}) has no Refresher yet"
-  return None
+    try:
+        import mjrefresh
+    except Exception as e:  # noqa: BLE001 - report any import failure
+        return f"import mjrefresh failed ({type(e).__name__}: {e})"
+    if not hasattr(mjrefresh, "Refresher"):
+        where = ", ".join(getattr(mjrefresh, "__path__", []))
+        return f"mjrefresh (at {where}) has no Refresher yet"
+    return None
 
 
 class _MjrefreshEngine(Contender):
-  engine = ""
+    engine = ""
 
-  @classmethod
-  def unavailable(cls) -> Optional[str]:
-    reason = _mjrefresh_unavailable()
-    if reason is not None:
-      return reason
-    import mjrefresh
+    @classmethod
+    def unavailable(cls) -> Optional[str]:
+        reason = _mjrefresh_unavailable()
+        if reason is not None:
+            return reason
+        import mjrefresh
 
-    from workloads import load_models_module
+        from workloads import load_models_module
 
-    models = load_models_module()
-    model = models.quadruped()
-    try:
-      mjrefresh.Refresher(model, sensor_ranges=[models.tracking_layout(model).columns], num_threads=1, engine=cls.engine)
-    except ValueError as e:
-      return f"Refresher rejects engine={cls.engine!r} ({e})"
-    except Exception as e:  # noqa: BLE001 - an unfinished core must not stop the run
-      return f"Refresher(engine={cls.engine!r}) failed ({type(e).__name__}: {e})"
-    return None
+        models = load_models_module()
+        model = models.quadruped()
+        try:
+            mjrefresh.Refresher(
+                model,
+                sensor_ranges=[models.tracking_layout(model).columns],
+                num_threads=1,
+                engine=cls.engine,
+            )
+        except ValueError as e:
+            return f"Refresher rejects engine={cls.engine!r} ({e})"
+        except Exception as e:  # noqa: BLE001 - an unfinished core must not stop the run
+            return f"Refresher(engine={cls.engine!r}) failed ({type(e).__name__}: {e})"
+        return None
 
-  def __init__(self, problem: Problem, threads: int) -> None:
-    super().__init__(problem, threads)
-    import mjrefresh
+    def __init__(self, problem: Problem, threads: int) -> None:
+        super().__init__(problem, threads)
+        import mjrefresh
 
-    self.refresher = mjrefresh.Refresher(
-      problem.model, sensor_ranges=list(problem.ranges), num_threads=threads, engine=self.engine
-    )
-    self.out = self.refresher.outputs(problem.n)
+        self.refresher = mjrefresh.Refresher(
+            problem.model,
+            sensor_ranges=list(problem.ranges),
+            num_threads=threads,
+            engine=self.engine,
+        )
+        self.out = self.refresher.outputs(problem.n)
 
-  @property
-  def threads_used(self) -> int:
-    for obj, attr in ((self.refresher, "num_threads"), (getattr(self.refresher, "plan", None), "num_threads")):
-      value = getattr(obj, attr, None) if obj is not None else None
-      if isinstance(value, int) and value > 0:
-        return value
-    return self.threads
+    @property
+    def threads_used(self) -> int:
+        for obj, attr in (
+            (self.refresher, "num_threads"),
+            (getattr(self.refresher, "plan", None), "num_threads"),
+        ):
+            value = getattr(obj, attr, None) if obj is not None else None
+            if isinstance(value, int) and value > 0:
+                return value
+        return self.threads
 
-  def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-    r, out = self.refresher, self.out
-    qpos, qvel = self.problem.qpos, self.problem.qvel
-    if mask.all():
-      rows = mask.copy()
-      return lambda: r.refresh(rows, qpos, qvel, out)
-    dirty = mask.copy()
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        r, out = self.refresher, self.out
+        qpos, qvel = self.problem.qpos, self.problem.qvel
+        if mask.all():
+            rows = mask.copy()
+            return lambda: r.refresh(rows, qpos, qvel, out)
+        dirty = mask.copy()
 
-    def run() -> None:
-      np.copyto(dirty, mask)  # refresh_dirty_rows clears the mask it is given
-      r.refresh_dirty_rows(dirty, qpos, qvel, out)
+        def run() -> None:
+            np.copyto(dirty, mask)  # refresh_dirty_rows clears the mask it is given
+            r.refresh_dirty_rows(dirty, qpos, qvel, out)
 
-    return run
+        return run
 
-  def sensordata(self) -> np.ndarray:
-    return self.out.sensordata
+    def sensordata(self) -> np.ndarray:
+        return self.out.sensordata
 
 
 class MjrefreshExact(_MjrefreshEngine):
-  name = "mjrefresh_exact"
-  description = "mjrefresh.Refresher(engine='exact'): refresh() / refresh_dirty_rows()"
-  engine = "exact"
+    name = "mjrefresh_exact"
+    description = "mjrefresh.Refresher(engine='exact'): refresh() / refresh_dirty_rows()"
+    engine = "exact"
 
 
 class MjrefreshFast(_MjrefreshEngine):
-  name = "mjrefresh_fast"
-  description = "mjrefresh.Refresher(engine='fast'): refresh() / refresh_dirty_rows()"
-  engine = "fast"
+    name = "mjrefresh_fast"
+    description = "mjrefresh.Refresher(engine='fast'): refresh() / refresh_dirty_rows()"
+    engine = "fast"
 
 
 # ---------------------------------------------------------------------------
@@ -288,52 +299,61 @@ class MjrefreshFast(_MjrefreshEngine):
 
 
 class StageLoopCpp(Contender):
-  name = "stage_loop_cpp"
-  description = "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row (reset: gathered rows)"
-  multithreaded = False
+    name = "stage_loop_cpp"
+    description = "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row (reset: gathered rows)"
+    multithreaded = False
 
-  @classmethod
-  def unavailable(cls) -> Optional[str]:
-    try:  # only the native module is needed, not the public API
-      from mjrefresh import _core
-    except Exception as e:  # noqa: BLE001
-      return f"import mjrefresh._core failed ({type(e).__name__}: {e})"
-    if not hasattr(_core, "stage_loop"):
-      return "mjrefresh._core has no stage_loop"
-    return None
+    @classmethod
+    def unavailable(cls) -> Optional[str]:
+        try:  # only the native module is needed, not the public API
+            from mjrefresh import _core
+        except Exception as e:  # noqa: BLE001
+            return f"import mjrefresh._core failed ({type(e).__name__}: {e})"
+        if not hasattr(_core, "stage_loop"):
+            return "mjrefresh._core has no stage_loop"
+        return None
 
-  def __init__(self, problem: Problem, threads: int) -> None:
-    super().__init__(problem, threads)
-    if len(problem.ranges) != 1:
-      raise Unsupported(f"stage_loop takes one column range, the problem has {len(problem.ranges)}")
-    from mjrefresh import _core
+    def __init__(self, problem: Problem, threads: int) -> None:
+        super().__init__(problem, threads)
+        if len(problem.ranges) != 1:
+            raise Unsupported(
+                f"stage_loop takes one column range, the problem has {len(problem.ranges)}"
+            )
+        from mjrefresh import _core
 
-    self.stage_loop = _core.stage_loop
-    self.out = np.zeros((problem.n, problem.model.nsensordata))
+        self.stage_loop = _core.stage_loop
+        self.out = np.zeros((problem.n, problem.model.nsensordata))
 
-  def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-    m, out, loop = self.problem.model, self.out, self.stage_loop
-    qpos, qvel = self.problem.qpos, self.problem.qvel
-    (start, stop), = self.problem.ranges
-    if mask.all():
-      return lambda: loop(m, qpos, qvel, out, start, stop)
-    rows = np.flatnonzero(mask)
-    sub = np.zeros((rows.size, m.nsensordata))
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        m, out, loop = self.problem.model, self.out, self.stage_loop
+        qpos, qvel = self.problem.qpos, self.problem.qvel
+        ((start, stop),) = self.problem.ranges
+        if mask.all():
+            return lambda: loop(m, qpos, qvel, out, start, stop)
+        rows = np.flatnonzero(mask)
+        sub = np.zeros((rows.size, m.nsensordata))
 
-    def run() -> None:  # gather the dirty rows, run, scatter the columns back
-      loop(m, qpos[rows], qvel[rows], sub, start, stop)
-      out[rows, start:stop] = sub[:, start:stop]
+        def run() -> None:  # gather the dirty rows, run, scatter the columns back
+            loop(m, qpos[rows], qvel[rows], sub, start, stop)
+            out[rows, start:stop] = sub[:, start:stop]
 
-    return run
+        return run
 
-  def sensordata(self) -> np.ndarray:
-    return self.out
+    def sensordata(self) -> np.ndarray:
+        return self.out
 
 
-ALL: List[Type[Contender]] = [PythonLoop, MjbatchUni, MujocoBatch, MjrefreshExact, MjrefreshFast, StageLoopCpp]
+ALL: List[Type[Contender]] = [
+    PythonLoop,
+    MjbatchUni,
+    MujocoBatch,
+    MjrefreshExact,
+    MjrefreshFast,
+    StageLoopCpp,
+]
 BY_NAME: Dict[str, Type[Contender]] = {c.name: c for c in ALL}
 
 
 def availability() -> Dict[str, Optional[str]]:
-  """Contender name -> None if it can run here, else why not."""
-  return {c.name: c.unavailable() for c in ALL}
+    """Contender name -> None if it can run here, else why not."""
+    return {c.name: c.unavailable() for c in ALL}

@@ -9,72 +9,72 @@ from importlib import metadata
 from typing import Any, Dict, Optional
 
 THREAD_ENV_VARS = (
-  "OMP_NUM_THREADS",
-  "OPENBLAS_NUM_THREADS",
-  "MKL_NUM_THREADS",
-  "NUMEXPR_NUM_THREADS",
-  "MUJOCO_GL",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "MUJOCO_GL",
 )
 
 
 def cpu_model() -> str:
-  """The CPU model name from /proc/cpuinfo (Linux), else platform.processor()."""
-  try:
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-      for line in f:
-        if line.lower().startswith("model name"):
-          return line.split(":", 1)[1].strip()
-  except OSError:
-    pass
-  return platform.processor() or platform.machine()
+    """The CPU model name from /proc/cpuinfo (Linux), else platform.processor()."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def usable_cores() -> int:
-  """Logical CPUs this process may run on (affinity mask where available)."""
-  try:
-    return len(os.sched_getaffinity(0))
-  except AttributeError:  # not Linux
-    return os.cpu_count() or 1
+    """Logical CPUs this process may run on (affinity mask where available)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def package_version(name: str) -> Optional[str]:
-  """Installed distribution version, or None if it is not installed."""
-  try:
-    return metadata.version(name)
-  except metadata.PackageNotFoundError:
-    return None
+    """Installed distribution version, or None if it is not installed."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def collect() -> Dict[str, Any]:
-  """CPU, core counts, interpreter, library versions and thread settings."""
-  import mujoco
-  import numpy
+    """CPU, core counts, interpreter, library versions and thread settings."""
+    import mujoco
+    import numpy
 
-  try:
-    load = os.getloadavg()
-  except OSError:
-    load = None
-  return {
-    "cpu_model": cpu_model(),
-    "logical_cpus": os.cpu_count(),
-    "usable_cpus": usable_cores(),
-    "platform": platform.platform(),
-    "python": sys.version.split()[0],
-    "python_executable": sys.executable,
-    "numpy": numpy.__version__,
-    "mujoco": mujoco.__version__,
-    "mujoco_has_batch": _has_mujoco_batch(),
-    "mjbatch_uni": package_version("mjbatch-uni"),
-    "mjrefresh": package_version("mjrefresh"),
-    "matplotlib": package_version("matplotlib"),
-    "thread_env": {k: os.environ.get(k) for k in THREAD_ENV_VARS},
-    "loadavg_at_start": list(load) if load else None,
-  }
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "cpu_model": cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "usable_cpus": usable_cores(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "python_executable": sys.executable,
+        "numpy": numpy.__version__,
+        "mujoco": mujoco.__version__,
+        "mujoco_has_batch": _has_mujoco_batch(),
+        "mjbatch_uni": package_version("mjbatch-uni"),
+        "mjrefresh": package_version("mjrefresh"),
+        "matplotlib": package_version("matplotlib"),
+        "thread_env": {k: os.environ.get(k) for k in THREAD_ENV_VARS},
+        "loadavg_at_start": list(load) if load else None,
+    }
 
 
 def _has_mujoco_batch() -> bool:
-  try:
-    from mujoco import batch  # noqa: F401
-  except ImportError:
-    return False
-  return True
+    try:
+        from mujoco import batch  # noqa: F401
+    except ImportError:
+        return False
+    return True

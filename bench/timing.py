@@ -10,53 +10,53 @@ from typing import Callable, Dict, List, Sequence
 
 
 def time_calls(fn: Callable[[], None], calls: int) -> float:
-  """Seconds per call, averaged over ``calls`` back-to-back calls."""
-  t0 = time.perf_counter_ns()
-  for _ in range(calls):
-    fn()
-  return (time.perf_counter_ns() - t0) * 1e-9 / calls
+    """Seconds per call, averaged over ``calls`` back-to-back calls."""
+    t0 = time.perf_counter_ns()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter_ns() - t0) * 1e-9 / calls
 
 
 def calibrate(fn: Callable[[], None], min_sample_s: float, max_calls: int = 10_000) -> int:
-  """Calls per sample so that one sample lasts at least ``min_sample_s``."""
-  per_call = time_calls(fn, 1)
-  if per_call <= 0:
-    return max_calls
-  return int(min(max_calls, max(1, math.ceil(min_sample_s / per_call))))
+    """Calls per sample so that one sample lasts at least ``min_sample_s``."""
+    per_call = time_calls(fn, 1)
+    if per_call <= 0:
+        return max_calls
+    return int(min(max_calls, max(1, math.ceil(min_sample_s / per_call))))
 
 
 def interleaved(
-  fns: Dict[str, Callable[[], None]],
-  calls_per_sample: Dict[str, int],
-  repeats: int,
-  warmup: int = 1,
+    fns: Dict[str, Callable[[], None]],
+    calls_per_sample: Dict[str, int],
+    repeats: int,
+    warmup: int = 1,
 ) -> Dict[str, List[float]]:
-  """Time every function ``repeats`` times, interleaved A B C A B C ...
+    """Time every function ``repeats`` times, interleaved A B C A B C ...
 
-  Each function is warmed up first. A sample is the mean time per call over
-  ``calls_per_sample[name]`` back-to-back calls. The garbage collector is off
-  while timing.
-  """
-  for name, fn in fns.items():
-    for _ in range(warmup):
-      fn()
-  samples: Dict[str, List[float]] = {name: [] for name in fns}
-  enabled = gc.isenabled()
-  gc.disable()
-  try:
-    for _ in range(repeats):
-      for name, fn in fns.items():
-        samples[name].append(time_calls(fn, calls_per_sample[name]))
-  finally:
-    if enabled:
-      gc.enable()
-  return samples
+    Each function is warmed up first. A sample is the mean time per call over
+    ``calls_per_sample[name]`` back-to-back calls. The garbage collector is off
+    while timing.
+    """
+    for name, fn in fns.items():
+        for _ in range(warmup):
+            fn()
+    samples: Dict[str, List[float]] = {name: [] for name in fns}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                samples[name].append(time_calls(fn, calls_per_sample[name]))
+    finally:
+        if enabled:
+            gc.enable()
+    return samples
 
 
 def summary(samples: Sequence[float]) -> Dict[str, float]:
-  """Median, min and max of per-call times in seconds."""
-  return {
-    "median_s": statistics.median(samples),
-    "min_s": min(samples),
-    "max_s": max(samples),
-  }
+    """Median, min and max of per-call times in seconds."""
+    return {
+        "median_s": statistics.median(samples),
+        "min_s": min(samples),
+        "max_s": max(samples),
+    }
