@@ -8,6 +8,7 @@ Public API: :class:`Refresher` (plan once per model, refresh rows),
 
 from __future__ import annotations
 
+from . import models
 from ._native import core as _core  # checks the MuJoCo version first
 from .outputs import RefreshOutputs
 from .plan import PlanError, RefreshPlan
