@@ -280,6 +280,16 @@ class _MjrefreshEngine(Contender):
     def sensordata(self) -> np.ndarray:
         return self.out.sensordata
 
+    def stage_floor(self, mask: np.ndarray) -> Optional[float]:
+        """Seconds the planned MuJoCo stage functions alone take for the rows
+        of ``mask`` on one thread (timed inside the core, no outputs written),
+        or None when the engine has no such hook (only the exact engine)."""
+        core = getattr(self.refresher, "_core", None)
+        if self.engine != "exact" or not hasattr(core, "stage_seconds"):
+            return None
+        rows = np.flatnonzero(mask).astype(np.int64)
+        return float(core.stage_seconds(rows, self.problem.qpos, self.problem.qvel))
+
 
 class MjrefreshExact(_MjrefreshEngine):
     name = "mjrefresh_exact"

@@ -104,6 +104,16 @@ def table(results: List[Dict[str, Any]]) -> str:
             f"{_rate(r['rows_per_s']):>7} {_fmt(r['speedup_vs_python'], '.2f'):>6} {best:>22} "
             f"{_fmt(r['parallel_efficiency'], '.2f'):>4} {_err(r['max_abs_error']):>8} {ok:>3}"
         )
+    floors = [r for r in order if "x_stage_floor" in r]
+    if floors:
+        lines += ["", "exact engine vs the MuJoCo stage functions it calls (one thread, same rows, "
+                  "timed inside the core; x = engine time x threads / stage time):"]
+        for r in floors:
+            lines.append(
+                f"  {r['model']:<9} {r['workload']:<5} N={r['n']:<5} T={r['threads_used']:<2} "
+                f"stage functions {r['stage_floor_s'] * 1e6 / r['rows_per_call']:6.2f} us/row, "
+                f"engine {r['us_per_row_per_thread']:6.2f} us/row/thread: x{r['x_stage_floor']:.2f}"
+            )
     return "\n".join(lines)
 
 

@@ -266,6 +266,13 @@ def measure(
                             "correct": chk["max_abs_error"] <= args.tol
                             and chk["untouched_ok"] is not False,
                         }
+                        floor = getattr(c, "stage_floor", None)
+                        if floor is not None and floor(mask) is not None:
+                            # The cost floor of the exact engine: the same stage
+                            # functions on one thread, without copy-out or threads.
+                            fl = sorted(floor(mask) for _ in range(args.repeats))
+                            r["stage_floor_s"] = fl[len(fl) // 2]
+                            r["x_stage_floor"] = r["median_s"] * c.threads_used / r["stage_floor_s"]
                         results.append(r)
                         progress(
                             f"  {model_name:<9} {workload:<5} N={n:<5} T={c.threads_used:<2} {name:<15} "

@@ -1,6 +1,7 @@
 #include "exact_engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "mujoco_error_trap.h"
@@ -12,14 +13,25 @@ struct StageJob {
   const mjModel* m;
   mjData* d;
   uint32_t stages;
+  int64_t* elapsed_ns;  // if set, time spent in the stage functions is added here
 };
+
+void call_stages(const mjModel* m, mjData* d, uint32_t s);
 
 // Runs inside trapped_call: plain C calls only (see mujoco_error_trap.h).
 void run_stages(void* arg) {
   const StageJob& job = *static_cast<const StageJob*>(arg);
-  const mjModel* m = job.m;
-  mjData* d = job.d;
-  const uint32_t s = job.stages;
+  if (job.elapsed_ns == nullptr) {
+    call_stages(job.m, job.d, job.stages);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  call_stages(job.m, job.d, job.stages);
+  const auto stop = std::chrono::steady_clock::now();
+  *job.elapsed_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
+}
+
+void call_stages(const mjModel* m, mjData* d, uint32_t s) {
   if (s & kKinematics) mj_kinematics(m, d);
   if (s & kComPos) mj_comPos(m, d);
   if (s & kCamLight) mj_camlight(m, d);
@@ -41,27 +53,8 @@ void copy_row(double* dst, const RowView<const double>& src, int64_t row, int64_
 
 }  // namespace
 
-ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scratch)
-    : sel_(std::move(selection)) {
-  model_ = mj_copyModel(nullptr, model);
-  std::vector<char> keep(model_->nsensor, 0);
-  for (int id : sel_.sensors) keep[id] = 1;
-  for (int i = 0; i < model_->nsensor; ++i) {
-    if (!keep[i]) model_->sensor_needstage[i] = mjSTAGE_ACC;
-  }
-  scratch_.reserve(num_scratch);
-  for (int t = 0; t < num_scratch; ++t) scratch_.push_back(mj_makeData(model_));
-}
-
-ExactEngine::~ExactEngine() {
-  for (mjData* d : scratch_) mj_deleteData(d);
-  mj_deleteModel(model_);
-}
-
-bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
-                              char* message, std::size_t message_size) {
+void ExactEngine::load_row(mjData* d, int64_t row, const Inputs& in) const {
   const mjModel* m = model_;
-  mjData* d = scratch_[t];
   copy_row(d->qpos, in.qpos, row, m->nq);
   copy_row(d->qvel, in.qvel, row, m->nv);
   if (m->nmocap) {
@@ -74,8 +67,49 @@ bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Output
   d->flg_energypos = 0;
   d->flg_energyvel = 0;
   d->flg_rnepost = 0;
+}
 
-  StageJob job{m, d, sel_.stages};
+bool ExactEngine::time_stages(const int64_t* rows, int64_t num_rows, const Inputs& in,
+                              int64_t* elapsed_ns, char* message, std::size_t message_size) {
+  mjData* d = scratch_[0];
+  for (int64_t i = 0; i < num_rows; ++i) {
+    load_row(d, rows[i], in);
+    StageJob job{model_, d, sel_.stages, elapsed_ns};
+    if (!trapped_call(&run_stages, &job, message, message_size)) {
+      mj_resetData(model_, d);
+      return false;
+    }
+  }
+  return true;
+}
+
+ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scratch)
+    : sel_(std::move(selection)) {
+  model_ = mj_copyModel(nullptr, model);
+  std::vector<char> keep(model_->nsensor, 0);
+  for (int id : sel_.sensors) keep[id] = 1;
+  for (int i = 0; i < model_->nsensor; ++i) {
+    if (!keep[i]) model_->sensor_needstage[i] = mjSTAGE_ACC;
+  }
+  scratch_.reserve(num_scratch);
+  for (int t = 0; t < num_scratch; ++t) scratch_.push_back(mj_makeData(model_));
+}
+
+void ExactEngine::after_fork() {
+  for (mjData* d : scratch_) mj_resetData(model_, d);
+}
+
+ExactEngine::~ExactEngine() {
+  for (mjData* d : scratch_) mj_deleteData(d);
+  mj_deleteModel(model_);
+}
+
+bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
+                              char* message, std::size_t message_size) {
+  const mjModel* m = model_;
+  mjData* d = scratch_[t];
+  load_row(d, row, in);
+  StageJob job{m, d, sel_.stages, nullptr};
   if (!trapped_call(&run_stages, &job, message, message_size)) {
     mj_resetData(m, d);
     return false;

@@ -40,8 +40,17 @@ class ExactEngine final : public RowEngine {
   const Selection& selection() const override { return sel_; }
   bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                    char* message, std::size_t message_size) override;
+  void after_fork() override;
+
+  // Benchmark hook: on scratch 0, load each row and run only the planned
+  // stage functions (no outputs); adds the time spent inside the stage
+  // functions to *elapsed_ns. The cost floor the engine is compared with.
+  // Caller must hold the refresher's call lock. False on a MuJoCo error.
+  bool time_stages(const int64_t* rows, int64_t num_rows, const Inputs& in, int64_t* elapsed_ns,
+                   char* message, std::size_t message_size);
 
  private:
+  void load_row(mjData* d, int64_t row, const Inputs& in) const;
   void write_outputs(const mjData* d, int64_t row, const Outputs& out) const;
 
   mjModel* model_ = nullptr;

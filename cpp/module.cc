@@ -219,37 +219,8 @@ class PyRefresher {
            const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
            const std::optional<OutArray>& site_mat) {
     if (impl_->closed()) throw std::runtime_error("Refresher is closed");
-    if (qpos.ndim() != 2) {
-      throw nb::value_error(("qpos: expected a 2-D array (N, " + std::to_string(nq_) +
-                             "), got shape " + shape_of(qpos))
-                                .c_str());
-    }
-    const int64_t n = static_cast<int64_t>(qpos.shape(0));
-    Inputs in;
-    in.qpos = input_rows("qpos", qpos, n, nq_);
-    in.qvel = input_rows("qvel", qvel, n, nv_);
-    if (nmocap_ > 0) {
-      if (!mocap_pos || !mocap_quat) {
-        throw nb::value_error(("mocap_pos/mocap_quat: the model has " + std::to_string(nmocap_) +
-                               " mocap bodies; expected arrays of shape (N, " +
-                               std::to_string(nmocap_) + ", 3) and (N, " +
-                               std::to_string(nmocap_) + ", 4), got None")
-                                  .c_str());
-      }
-      in.mocap_pos = input_rows_items("mocap_pos", *mocap_pos, n, nmocap_, 3);
-      in.mocap_quat = input_rows_items("mocap_quat", *mocap_quat, n, nmocap_, 4);
-    }
-    if (time) {
-      if (time->dtype() != nb::dtype<double>()) {
-        throw nb::type_error(("time: expected dtype float64, got " + dtype_of(*time)).c_str());
-      }
-      if (time->ndim() != 1 || static_cast<int64_t>(time->shape(0)) != n) {
-        throw nb::value_error(("time: expected shape " + expected_shape({n}) + ", got " +
-                               shape_of(*time))
-                                  .c_str());
-      }
-      in.time = {static_cast<const double*>(time->data()), n, 1, time->stride(0)};
-    }
+    const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time);
+    const int64_t n = in.qpos.rows;
     Outputs out;
     out.sensordata = out_matrix("sensordata", sensordata, n, nsensordata_);
     out.body_pos = out_items("body_pos", body_pos, n, nbodies_, 3);
@@ -284,6 +255,20 @@ class PyRefresher {
     return {std::move(result.failed_rows), std::move(result.message)};
   }
 
+  // Benchmark hook: seconds spent inside the planned MuJoCo stage functions
+  // for `rows` (exact engine, one thread, no outputs written).
+  double stage_seconds(const RowsArray& rows, const InArray& qpos, const InArray& qvel,
+                       const std::optional<InArray>& mocap_pos,
+                       const std::optional<InArray>& mocap_quat,
+                       const std::optional<InArray>& time) {
+    if (impl_->closed()) throw std::runtime_error("Refresher is closed");
+    const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time);
+    check_rows(rows, in.qpos.rows);
+    if (rows.shape(0) > 1 && rows.stride(0) != 1) throw nb::value_error("rows: expected contiguous");
+    nb::gil_scoped_release release;
+    return impl_->stage_seconds(rows.data(), static_cast<int64_t>(rows.shape(0)), in);
+  }
+
   void close() {
     nb::gil_scoped_release release;  // close() waits for a running call
     impl_->close();
@@ -292,6 +277,44 @@ class PyRefresher {
   int num_threads() const { return impl_->num_threads(); }
 
  private:
+  Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
+                      const std::optional<InArray>& mocap_pos,
+                      const std::optional<InArray>& mocap_quat,
+                      const std::optional<InArray>& time) const {
+    if (qpos.ndim() != 2) {
+      throw nb::value_error(("qpos: expected a 2-D array (N, " + std::to_string(nq_) +
+                             "), got shape " + shape_of(qpos))
+                                .c_str());
+    }
+    const int64_t n = static_cast<int64_t>(qpos.shape(0));
+    Inputs in;
+    in.qpos = input_rows("qpos", qpos, n, nq_);
+    in.qvel = input_rows("qvel", qvel, n, nv_);
+    if (nmocap_ > 0) {
+      if (!mocap_pos || !mocap_quat) {
+        throw nb::value_error(("mocap_pos/mocap_quat: the model has " + std::to_string(nmocap_) +
+                               " mocap bodies; expected arrays of shape (N, " +
+                               std::to_string(nmocap_) + ", 3) and (N, " +
+                               std::to_string(nmocap_) + ", 4), got None")
+                                  .c_str());
+      }
+      in.mocap_pos = input_rows_items("mocap_pos", *mocap_pos, n, nmocap_, 3);
+      in.mocap_quat = input_rows_items("mocap_quat", *mocap_quat, n, nmocap_, 4);
+    }
+    if (time) {
+      if (time->dtype() != nb::dtype<double>()) {
+        throw nb::type_error(("time: expected dtype float64, got " + dtype_of(*time)).c_str());
+      }
+      if (time->ndim() != 1 || static_cast<int64_t>(time->shape(0)) != n) {
+        throw nb::value_error(("time: expected shape " + expected_shape({n}) + ", got " +
+                               shape_of(*time))
+                                  .c_str());
+      }
+      in.time = {static_cast<const double*>(time->data()), n, 1, time->stride(0)};
+    }
+    return in;
+  }
+
   static RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n,
                                                 int64_t items, int64_t width) {
     if (a.dtype() != nb::dtype<double>()) {
@@ -377,6 +400,12 @@ NB_MODULE(_core, m) {
            "site_mat"_a.noconvert().none() = nb::none(),
            "Refresh `rows` (sorted unique int64). Validates everything before writing. "
            "Returns (failed_rows, message); failed_rows is empty on success.")
+      .def("stage_seconds", &PyRefresher::stage_seconds, "rows"_a, "qpos"_a.noconvert(),
+           "qvel"_a.noconvert(), "mocap_pos"_a.noconvert().none() = nb::none(),
+           "mocap_quat"_a.noconvert().none() = nb::none(),
+           "time"_a.noconvert().none() = nb::none(),
+           "Benchmark hook: seconds spent inside the planned MuJoCo stage functions for "
+           "`rows` (exact engine, one thread, no outputs written).")
       .def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
       .def_prop_ro("closed", &PyRefresher::closed)
       .def_prop_ro("num_threads", &PyRefresher::num_threads);

@@ -4,7 +4,10 @@
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
+#include <new>
 #include <string>
+
+#include <unistd.h>
 
 #include "exact_engine.h"
 
@@ -50,7 +53,7 @@ void validate_selection(const mjModel* m, const Selection& sel) {
 
 Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engine,
                      int num_threads, std::vector<int> cpu_ids)
-    : num_threads_(std::max(1, num_threads)) {
+    : num_threads_(std::max(1, num_threads)), owner_pid_(getpid()) {
   validate_selection(model, selection);
   switch (engine) {
     case EngineKind::kExact:
@@ -62,19 +65,43 @@ Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engin
 
 Refresher::~Refresher() { close(); }
 
+void Refresher::recover_after_fork() {
+  if (getpid() == owner_pid_) return;
+  // Child process: the parent's threads are gone; the lock may have been held
+  // by one of them at fork time. Re-create it (nobody in this process can own
+  // it), and reset scratch state that may have been copied mid-row.
+  new (&mutex_) std::mutex();
+  owner_pid_ = getpid();
+  if (engine_) engine_->after_fork();
+}
+
 void Refresher::close() {
+  recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
+  closed_.store(true);
   pool_.reset();    // joins the workers first ...
   engine_.reset();  // ... then frees the scratch state they used
 }
 
-bool Refresher::closed() const {
+bool Refresher::closed() const { return closed_.load(); }
+
+double Refresher::stage_seconds(const int64_t* rows, int64_t num_rows, const Inputs& in) {
+  recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
-  return pool_ == nullptr;
+  if (!pool_) throw std::runtime_error("Refresher is closed");
+  auto* exact = dynamic_cast<ExactEngine*>(engine_.get());
+  if (exact == nullptr) throw std::runtime_error("stage_seconds needs the exact engine");
+  int64_t ns = 0;
+  char message[1024];
+  if (!exact->time_stages(rows, num_rows, in, &ns, message, sizeof(message))) {
+    throw std::runtime_error(std::string("MuJoCo error: ") + message);
+  }
+  return static_cast<double>(ns) * 1e-9;
 }
 
 RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in,
                          const Outputs& out) {
+  recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
   RunResult result;
   if (!pool_) {

@@ -14,13 +14,21 @@
 //   few rows wake only as many workers as the rows justify.
 // - Errors: a MuJoCo error in a row does not stop the other rows; run()
 //   returns the failing rows (sorted) and the lowest one's message.
+// - fork(): if the process forked while another thread of the parent was
+//   inside run(), the child's copy of the call lock is held forever. run()
+//   compares the pid with the creator's and, in a child, re-creates the lock
+//   and resets the scratch state before anything else (the pool restarts its
+//   workers itself), so a child never deadlocks.
 // - close(): joins the workers and frees the scratch state; later run() calls
 //   return RunResult::closed. Idempotent. The destructor closes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -47,6 +55,10 @@ class Refresher {
   Refresher& operator=(const Refresher&) = delete;
 
   RunResult run(const int64_t* rows, int64_t num_rows, const Inputs& in, const Outputs& out);
+  // Benchmark hook (exact engine only): seconds spent in the planned MuJoCo
+  // stage functions for these rows, single thread, no outputs written.
+  // Throws std::runtime_error if closed, not exact, or on a MuJoCo error.
+  double stage_seconds(const int64_t* rows, int64_t num_rows, const Inputs& in);
   void close();
   bool closed() const;
   int num_threads() const { return num_threads_; }
@@ -56,7 +68,11 @@ class Refresher {
   static constexpr int64_t kMinRowsPerThread = 8;
 
  private:
+  void recover_after_fork();
+
   int num_threads_;
+  pid_t owner_pid_;
+  std::atomic<bool> closed_{false};  // readable without the call lock
   mutable std::mutex mutex_;
   std::unique_ptr<RowEngine> engine_;
   std::unique_ptr<WorkerPool> pool_;

@@ -28,6 +28,9 @@ class RowEngine {
   virtual const Selection& selection() const = 0;
   virtual bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                            char* message, std::size_t message_size) = 0;
+  // Called in a forked child before its first refresh: scratch state may have
+  // been copied mid-row from a parent thread; make it usable again.
+  virtual void after_fork() {}
 };
 
 }  // namespace mjrefresh

@@ -170,3 +170,42 @@ def test_ctrl_c_is_delivered_after_the_call_returns(m):
     assert not np.isnan(out.sensordata).any(), f"call interrupted after {time.perf_counter() - start:.3f}s"
     sample = {k: v[:50] for k, v in states.items()}
     np.testing.assert_array_equal(out.sensordata[:50], Reference(m, sample).sensordata)
+
+
+def test_fork_while_another_thread_is_inside_a_call(m):
+    # The child inherits the call lock held by the parent's busy thread; it
+    # must recover instead of deadlocking.
+    import time
+
+    n = 20_000
+    big = random_states(m, n, seed=12)
+    reps = 40  # the busy thread spends about a second inside the native call
+    qpos = np.tile(big["qpos"], (reps, 1))
+    qvel = np.tile(big["qvel"], (reps, 1))
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2)
+    out = r.outputs(n * reps)
+    busy = threading.Thread(target=r.refresh, args=(np.arange(n * reps), qpos, qvel, out))
+    busy.start()
+    time.sleep(0.1)
+    assert busy.is_alive()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            small = {k: v[:20] for k, v in big.items()}
+            o = r.outputs(20)
+            r.refresh(np.arange(20), small["qpos"], small["qvel"], o)
+            code = 0 if np.array_equal(o.sensordata, Reference(m, small).sensordata) else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail("child deadlocked after fork")
+        time.sleep(0.01)
+    busy.join()
+    assert os.waitstatus_to_exitcode(status) == 0
