@@ -275,6 +275,7 @@ class PyRefresher {
   }
   bool closed() const { return impl_->closed(); }
   int num_threads() const { return impl_->num_threads(); }
+  int last_participants() const { return impl_->last_participants(); }
 
  private:
   Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
@@ -408,7 +409,9 @@ NB_MODULE(_core, m) {
            "`rows` (exact engine, one thread, no outputs written).")
       .def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
       .def_prop_ro("closed", &PyRefresher::closed)
-      .def_prop_ro("num_threads", &PyRefresher::num_threads);
+      .def_prop_ro("num_threads", &PyRefresher::num_threads)
+      .def_prop_ro("last_participants", &PyRefresher::last_participants,
+                   "Threads (caller included) that the last call used.");
 
   m.def("stage_loop", &py_stage_loop, "model"_a, "qpos"_a.noconvert(),
         "qvel"_a.noconvert(), "sensordata"_a.noconvert(), "col_start"_a, "col_stop"_a,

@@ -116,6 +116,7 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   // runs on the caller thread alone.
   const int64_t wanted = (num_rows + kMinRowsPerThread - 1) / kMinRowsPerThread;
   const int active = static_cast<int>(std::min<int64_t>(num_threads_, wanted));
+  last_participants_.store(active);
   // Small chunks balance uneven rows; at most 64 rows per grab keeps the
   // shared counter off the hot path.
   const int64_t chunk = std::clamp<int64_t>(num_rows / (int64_t{active} * 8), 1, 64);

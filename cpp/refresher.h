@@ -62,6 +62,8 @@ class Refresher {
   void close();
   bool closed() const;
   int num_threads() const { return num_threads_; }
+  // Participants (caller included) that the last run() used.
+  int last_participants() const { return last_participants_.load(); }
   const RowEngine& engine() const { return *engine_; }
 
   // Rows per participant below which fewer threads are woken (see .cc).
@@ -73,6 +75,7 @@ class Refresher {
   int num_threads_;
   pid_t owner_pid_;
   std::atomic<bool> closed_{false};  // readable without the call lock
+  std::atomic<int> last_participants_{0};
   mutable std::mutex mutex_;
   std::unique_ptr<RowEngine> engine_;
   std::unique_ptr<WorkerPool> pool_;

@@ -209,3 +209,14 @@ def test_fork_while_another_thread_is_inside_a_call(m):
         time.sleep(0.01)
     busy.join()
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_small_calls_wake_only_the_threads_they_need(m, states, ref):
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=7)
+    out = r.outputs(300)
+    per = mjrefresh._core.MIN_ROWS_PER_THREAD
+    for count, expect in [(1, 1), (per, 1), (per + 1, 2), (3 * per, 3), (300, 7)]:
+        rows = np.arange(count)
+        r.refresh(rows, states["qpos"], states["qvel"], out)
+        assert r._core.last_participants == expect, count
+        np.testing.assert_array_equal(out.sensordata[rows], ref.sensordata[rows])
