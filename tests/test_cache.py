@@ -298,7 +298,7 @@ def test_float32_outputs(model, refresher, backend):
 
 
 def test_torch_cpu_tensor_outputs(model, refresher, backend):
-    torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
+    torch = pytest.importorskip("torch", reason="torch is not installed (optional: DLPack outputs)")
     b = len(BODIES)
     pos = torch.zeros((N, b, 3), dtype=torch.float32)
     sens = torch.zeros((N, model.nsensordata), dtype=torch.float64)
