@@ -28,7 +28,12 @@ ATOL = 1e-12
 # Sensors mjbatch-uni 0.2.5's own refresh gets wrong (stages it does not run,
 # a stale subtree-velocity flag): the drop-in is compared with it elsewhere.
 MJBATCH_WRONG = (
-    "spring_len", "spring_vel", "pull_pos", "pull_vel", "base_subtree_vel", "base_angmom",
+    "spring_len",
+    "spring_vel",
+    "pull_pos",
+    "pull_vel",
+    "base_subtree_vel",
+    "base_angmom",
 )
 
 
@@ -68,9 +73,7 @@ def batch(model):
 
 
 def state(batch) -> tuple:
-    return tuple(
-        batch.bind(n).copy() for n in ("qpos", "qvel", "mocap_pos", "mocap_quat", "time")
-    )
+    return tuple(batch.bind(n).copy() for n in ("qpos", "qvel", "mocap_pos", "mocap_quat", "time"))
 
 
 def step(batch, rng, nstep: int = 3) -> None:
@@ -149,7 +152,9 @@ def test_bind_mjbatch_sensordata_only_mark_fresh_is_free(model, batch):
         s = model.sensor("foot_linvel_w")
         np.testing.assert_allclose(
             cache.sensor("foot_linvel_w", env_ids=[2]),
-            exp["sensordata"][:, s.adr[0] : s.adr[0] + 3], rtol=0, atol=ATOL,
+            exp["sensordata"][:, s.adr[0] : s.adr[0] + 3],
+            rtol=0,
+            atol=ATOL,
         )
         assert cache.stats.native_calls == 0
 
@@ -201,7 +206,10 @@ def test_bind_mjbatch_errors(model, refresher, batch):
         "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
     )
     with mjrefresh.Refresher(other, bodies=[1], num_threads=1) as r:
-        with pytest.raises(ValueError, match=r"batch: its model does not match the refresher's model \(expected nq=7, got nq=13\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"batch: its model does not match the refresher's model \(expected nq=7, got nq=13\)",  # noqa: E501
+        ):
             mjrefresh.bind_mjbatch(batch, r)
     b = mjbatch.Batch(model, 2, num_threads=1)
     b.bind("qpos", np.float32)
@@ -249,14 +257,18 @@ def test_drop_in_rows_and_ranges_are_respected(model, batch):
         exp = Reference(model, ()).rows(*state(batch))["sensordata"]
         cols = np.r_[foot.adr[0] : foot.adr[0] + 3, gyro.adr[0] : gyro.adr[0] + 3]
         rows = np.flatnonzero(mask)
-        np.testing.assert_allclose(sd[np.ix_(rows, cols)], exp[np.ix_(rows, cols)], rtol=0, atol=ATOL)
+        np.testing.assert_allclose(
+            sd[np.ix_(rows, cols)], exp[np.ix_(rows, cols)], rtol=0, atol=ATOL
+        )
         others = np.setdiff1d(np.arange(model.nsensordata), cols)
         np.testing.assert_array_equal(sd[:, others], after_step[:, others])
         np.testing.assert_array_equal(sd[~mask], after_step[~mask])
         # int ids (int32 too), one range, a range of only acceleration sensors (no-op)
         drop_in.refresh_sensor_ranges(np.array([1, 3], dtype=np.int32), ranges)
         drop_in.refresh_sensor_range(np.array([4]), (foot.adr[0], foot.adr[0] + 3))
-        np.testing.assert_allclose(sd[[1, 3, 4]][:, cols[:3]], exp[[1, 3, 4]][:, cols[:3]], rtol=0, atol=ATOL)
+        np.testing.assert_allclose(
+            sd[[1, 3, 4]][:, cols[:3]], exp[[1, 3, 4]][:, cols[:3]], rtol=0, atol=ATOL
+        )
         touch = model.sensor("foot_touch")
         before = sd.copy()
         drop_in.refresh_sensor_ranges(None, (touch.adr[0], touch.adr[0] + 1))
@@ -266,17 +278,29 @@ def test_drop_in_rows_and_ranges_are_respected(model, batch):
 
 def test_drop_in_errors(model, batch):
     with mjrefresh.MjbatchSensorRefresher(batch, num_threads=1) as drop_in:
-        with pytest.raises(ValueError, match="sensor_ranges: expected .start, stop. pairs as a flat sequence of ints, got 3 values"):
+        with pytest.raises(
+            ValueError,
+            match="sensor_ranges: expected .start, stop. pairs as a flat sequence of ints, got 3 values",  # noqa: E501
+        ):
             drop_in.refresh_sensor_ranges(None, (0, 3, 4))
-        with pytest.raises(ValueError, match=r"sensor_ranges: expected 0 <= start < stop <= 48 \(nsensordata\), got \(3, 49\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"sensor_ranges: expected 0 <= start < stop <= 48 \(nsensordata\), got \(3, 49\)",
+        ):
             drop_in.refresh_sensor_ranges(None, (0, 3, 3, 49))
         with pytest.raises(TypeError, match="sensor_ranges: expected a flat sequence of ints"):
             drop_in.refresh_sensor_ranges(None, ((0, 3),))
-        with pytest.raises(ValueError, match=r"ids: expected sorted unique ids in \[0, 6\), got \[2, 1\]"):
+        with pytest.raises(
+            ValueError, match=r"ids: expected sorted unique ids in \[0, 6\), got \[2, 1\]"
+        ):
             drop_in.refresh_sensor_ranges(np.array([2, 1]), (0, 3))
-        with pytest.raises(ValueError, match="ids: expected a bool mask of length 6 .num_sims., got length 2"):
+        with pytest.raises(
+            ValueError, match="ids: expected a bool mask of length 6 .num_sims., got length 2"
+        ):
             drop_in.refresh_sensor_ranges(np.array([True, False]), (0, 3))
-        with pytest.raises(ValueError, match="ids: expected int32, int64 or a bool mask, got dtype float64"):
+        with pytest.raises(
+            ValueError, match="ids: expected int32, int64 or a bool mask, got dtype float64"
+        ):
             drop_in.refresh_sensor_ranges(np.array([1.0]), (0, 3))
         with pytest.raises(ValueError, match="sensor_range: expected a .start, stop. pair"):
             drop_in.refresh_sensor_range(None, (0, 3, 4, 5))
@@ -293,5 +317,7 @@ def test_drop_in_rejects_sensors_it_cannot_compute():
     b = mjbatch.Batch(m, 2, num_threads=1)
     with mjrefresh.MjbatchSensorRefresher(b, num_threads=1) as drop_in:
         drop_in.refresh_sensor_ranges(None, (0, 1))
-        with pytest.raises(mjrefresh.PlanError, match="sensor 'lim' .jointlimitpos. cannot be refreshed"):
+        with pytest.raises(
+            mjrefresh.PlanError, match="sensor 'lim' .jointlimitpos. cannot be refreshed"
+        ):
             drop_in.refresh_sensor_ranges(None, (0, 2))

@@ -8,7 +8,14 @@ import sys
 import mujoco
 import numpy as np
 import pytest
-from _cache_models import ACC_SENSORS, Reference, legged_model, random_state, sensor_cols, tracked_sensors
+from _cache_models import (
+    ACC_SENSORS,
+    Reference,
+    legged_model,
+    random_state,
+    sensor_cols,
+    tracked_sensors,
+)
 
 import mjrefresh
 
@@ -25,8 +32,12 @@ def model() -> mujoco.MjModel:
 @pytest.fixture(scope="module")
 def refresher(model):
     r = mjrefresh.Refresher(
-        model, bodies=SELECTED, relative_to="base", sites=("imu", "foot"),
-        sensors=tracked_sensors(model), num_threads=2,
+        model,
+        bodies=SELECTED,
+        relative_to="base",
+        sites=("imu", "foot"),
+        sensors=tracked_sensors(model),
+        num_threads=2,
     )
     yield r
     r.close()
@@ -70,7 +81,9 @@ def test_in_place_refresh_equals_mj_forward(model, refresher, datas):
         assert cache.refresh_dirty_rows() == N
         for i, d in enumerate(datas):
             exp = ref(d.qpos, d.qvel, d.mocap_pos, d.mocap_quat, d.time)
-            np.testing.assert_allclose(d.sensordata[tracked], exp["sensordata"][tracked], rtol=0, atol=ATOL)
+            np.testing.assert_allclose(
+                d.sensordata[tracked], exp["sensordata"][tracked], rtol=0, atol=ATOL
+            )
             np.testing.assert_allclose(d.xpos[body_ids], exp["body_pos"], rtol=0, atol=ATOL)
             np.testing.assert_allclose(d.xquat[body_ids], exp["body_quat"], rtol=0, atol=ATOL)
             np.testing.assert_allclose(d.site_xpos[site_ids], exp["site_pos"], rtol=0, atol=ATOL)
@@ -81,8 +94,12 @@ def test_in_place_refresh_equals_mj_forward(model, refresher, datas):
             np.testing.assert_array_equal(d.qacc, snap[i]["qacc"])
             np.testing.assert_array_equal(d.cvel, snap[i]["cvel"])
             # reads come from the same refresh
-            np.testing.assert_allclose(cache.body_linvel_w(env_ids=i), exp["body_linvel"], rtol=0, atol=ATOL)
-            np.testing.assert_allclose(cache.body_pos_b(env_ids=i), exp["body_pos_rel"], rtol=0, atol=ATOL)
+            np.testing.assert_allclose(
+                cache.body_linvel_w(env_ids=i), exp["body_linvel"], rtol=0, atol=ATOL
+            )
+            np.testing.assert_allclose(
+                cache.body_pos_b(env_ids=i), exp["body_pos_rel"], rtol=0, atol=ATOL
+            )
     assert np.abs(np.array([d.sensordata[acc] for d in datas])).max() > 0
 
 
@@ -113,7 +130,9 @@ def test_partial_reset_isolation(model, refresher, datas):
     ref = Reference(model, SELECTED, "base", sites=("imu", "foot"))
     d = datas[2]
     exp = ref(d.qpos, d.qvel, d.mocap_pos, d.mocap_quat, d.time)
-    np.testing.assert_allclose(cache.body_angvel_w(env_ids=2), exp["body_angvel"], rtol=0, atol=ATOL)
+    np.testing.assert_allclose(
+        cache.body_angvel_w(env_ids=2), exp["body_angvel"], rtol=0, atol=ATOL
+    )
     keep = [0, 1, 3, 4]
     for name, arr in cache.storage.arrays().items():
         np.testing.assert_array_equal(arr[keep], before[name][keep], err_msg=name)
@@ -126,8 +145,13 @@ def test_mjdata_list_errors(model, refresher, datas):
         mjrefresh.bind_mjdata_list(refresher, [])
     with pytest.raises(TypeError, match=r"datas\[1\]: expected mujoco.MjData, got int"):
         mjrefresh.bind_mjdata_list(refresher, [datas[0], 3])
-    other = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>")
-    with pytest.raises(ValueError, match=r"datas\[1\]: expected an MjData of the refresher's model \(nq=13, nv=11\), got nq=7, nv=6"):
+    other = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"datas\[1\]: expected an MjData of the refresher's model \(nq=13, nv=11\), got nq=7, nv=6",  # noqa: E501
+    ):
         mjrefresh.bind_mjdata_list(refresher, [datas[0], mujoco.MjData(other)])
 
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from _cache_models import BODIES, Reference, legged_model, random_state, sensor_cols, tracked_sensors
+from _cache_models import (
+    BODIES,
+    Reference,
+    legged_model,
+    random_state,
+    sensor_cols,
+    tracked_sensors,
+)
 
 import mjrefresh
 
@@ -71,8 +78,11 @@ def check_cache(cache, batch, model, rows=None) -> None:
     for name in tracked_sensors(model):
         s = model.sensor(name)
         np.testing.assert_allclose(
-            cache.sensor(name, env_ids=env_ids), exp["sensordata"][:, s.adr[0] : s.adr[0] + s.dim[0]],
-            rtol=0, atol=ATOL, err_msg=name,
+            cache.sensor(name, env_ids=env_ids),
+            exp["sensordata"][:, s.adr[0] : s.adr[0] + s.dim[0]],
+            rtol=0,
+            atol=ATOL,
+            err_msg=name,
         )
 
 
@@ -134,7 +144,9 @@ def test_errors(model, refresher, batch):
         mjrefresh.bind_mujoco_batch(b, refresher)
     b = mujoco_batch.Batch(model, 2, nthread=1)
     b.expand("body_pos")[1, 2, 0] += 0.1
-    with pytest.raises(ValueError, match="batch: model field body_pos is expanded with per-simulation values"):
+    with pytest.raises(
+        ValueError, match="batch: model field body_pos is expanded with per-simulation values"
+    ):
         mjrefresh.bind_mujoco_batch(b, refresher)
     b = mujoco_batch.Batch(model, 2, nthread=1)
     b.expand("geom_friction")[:] = 0.5  # does not change what a refresh computes

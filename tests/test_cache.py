@@ -74,7 +74,10 @@ def check_reads(cache, be, ref: Reference, rows=None, atol=ATOL) -> None:
         s = model.sensor(name)
         cols = slice(int(s.adr[0]), int(s.adr[0] + s.dim[0]))
         np.testing.assert_allclose(
-            cache.sensor(name, env_ids=env_ids), exp["sensordata"][:, cols], rtol=0, atol=atol,
+            cache.sensor(name, env_ids=env_ids),
+            exp["sensordata"][:, cols],
+            rtol=0,
+            atol=atol,
             err_msg=name,
         )
 
@@ -104,7 +107,14 @@ def test_whole_state_getter_matches_individual_reads(model, refresher, backend):
     exp = ref.rows(backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[1, 4])
     out = cache.outputs(env_ids=[1, 4])
     assert isinstance(out, mjrefresh.RefreshOutputs)
-    for name in ("body_pos", "body_quat", "body_linvel", "body_angvel", "body_pos_rel", "body_quat_rel"):
+    for name in (
+        "body_pos",
+        "body_quat",
+        "body_linvel",
+        "body_angvel",
+        "body_pos_rel",
+        "body_quat_rel",
+    ):
         np.testing.assert_allclose(getattr(out, name), exp[name], rtol=0, atol=ATOL)
     assert cache.outputs() is cache.storage
 
@@ -141,7 +151,11 @@ def test_first_read_refreshes_exactly_the_dirty_rows_second_none(refresher, back
     assert cache.stats.native_seconds > 0
     cache.reset_stats()
     assert cache.stats.as_dict() == {
-        "native_calls": 0, "rows_refreshed": 0, "reads": 0, "cached_reads": 0, "native_seconds": 0.0
+        "native_calls": 0,
+        "rows_refreshed": 0,
+        "reads": 0,
+        "cached_reads": 0,
+        "native_seconds": 0.0,
     }
 
 
@@ -154,7 +168,9 @@ def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(model, refres
     ref = Reference(model, BODIES, "base")
     got = cache.body_pos_w(env_ids=[4, 1, 4])
     assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == 2
-    exp = ref.rows(backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[4, 1, 4])
+    exp = ref.rows(
+        backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[4, 1, 4]
+    )
     np.testing.assert_allclose(got, exp["body_pos"], rtol=0, atol=ATOL)
     np.testing.assert_array_equal(cache.dirty, [True, False, True, True, False, True])
     # bool mask and slice forms select rows the same way
@@ -202,8 +218,12 @@ def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(model, back
     sensors = tracked_sensors(model)
     with mjrefresh.Refresher(model, sensors=sensors, num_threads=2) as r:
         cache = mjrefresh.bind_arrays(
-            r, backend.qpos, backend.qvel, mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat, sensordata=backend.sensordata,
+            r,
+            backend.qpos,
+            backend.qvel,
+            mocap_pos=backend.mocap_pos,
+            mocap_quat=backend.mocap_quat,
+            sensordata=backend.sensordata,
             backend_outputs=("sensordata",),
         )
         cache.refresh_dirty_rows()
@@ -212,7 +232,9 @@ def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(model, back
         cache.mark_fresh([1, 4])
         cache.reset_stats()
         ref = Reference(model, ())
-        exp = ref.rows(backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[1, 4])
+        exp = ref.rows(
+            backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[1, 4]
+        )
         for name in sensors:
             s = model.sensor(name)
             cols = slice(int(s.adr[0]), int(s.adr[0] + s.dim[0]))
@@ -281,7 +303,10 @@ def test_acceleration_sensors_survive_any_number_of_refreshes(model, refresher, 
 
 def test_acceleration_sensor_from_cache_owned_sensordata_is_rejected(model, refresher, backend):
     cache = mjrefresh.bind_arrays(
-        refresher, backend.qpos, backend.qvel, mocap_pos=backend.mocap_pos,
+        refresher,
+        backend.qpos,
+        backend.qvel,
+        mocap_pos=backend.mocap_pos,
         mocap_quat=backend.mocap_quat,
     )
     with pytest.raises(ValueError, match="'foot_touch' is an acceleration-stage sensor"):
@@ -303,8 +328,13 @@ def test_torch_cpu_tensor_outputs(model, refresher, backend):
     pos = torch.zeros((N, b, 3), dtype=torch.float32)
     sens = torch.zeros((N, model.nsensordata), dtype=torch.float64)
     cache = mjrefresh.bind_arrays(
-        refresher, backend.qpos, backend.qvel, mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat, body_pos=pos, sensordata=sens,
+        refresher,
+        backend.qpos,
+        backend.qvel,
+        mocap_pos=backend.mocap_pos,
+        mocap_quat=backend.mocap_quat,
+        body_pos=pos,
+        sensordata=sens,
     )
     backend.step()
     cache.mark_stepped()
@@ -333,7 +363,10 @@ def test_errors_name_the_argument(model, refresher, backend):
         mjrefresh.bind_arrays(refresher, be.qpos, be.qvel[:, :10], **kw)
     with pytest.raises(TypeError, match="qpos: expected a numpy array"):
         mjrefresh.bind_arrays(refresher, [[0.0]], be.qvel, **kw)
-    with pytest.raises(ValueError, match=r"mocap_pos: the model has 1 mocap bodies; expected an array of shape \(6, 1, 3\), got None"):
+    with pytest.raises(
+        ValueError,
+        match=r"mocap_pos: the model has 1 mocap bodies; expected an array of shape \(6, 1, 3\), got None",  # noqa: E501
+    ):
         mjrefresh.bind_arrays(refresher, be.qpos, be.qvel)
     with pytest.raises(TypeError, match="qpos: expected dtype float64, got float32"):
         mjrefresh.bind_arrays(refresher, be.qpos.astype(np.float32), be.qvel, **kw)
@@ -346,7 +379,10 @@ def test_errors_name_the_argument(model, refresher, backend):
         )
     with pytest.raises(ValueError, match="body_foo: unknown output"):
         mjrefresh.bind_arrays(refresher, be.qpos, be.qvel, body_foo=np.zeros(3), **kw)
-    with pytest.raises(ValueError, match=r"backend_outputs: 'sensordata' is not one of the supplied output arrays \(\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"backend_outputs: 'sensordata' is not one of the supplied output arrays \(\)",
+    ):
         mjrefresh.bind_arrays(refresher, be.qpos, be.qvel, backend_outputs=("sensordata",), **kw)
 
     cache = make_cache(refresher, be)
@@ -356,13 +392,17 @@ def test_errors_name_the_argument(model, refresher, backend):
         cache.body_pos_w(env_ids=-1)
     with pytest.raises(ValueError, match="env_ids: expected a bool mask of length 6"):
         cache.body_pos_w(env_ids=np.ones(5, dtype=bool))
-    with pytest.raises(TypeError, match="env_ids: expected int row ids or a bool mask, got dtype float64"):
+    with pytest.raises(
+        TypeError, match="env_ids: expected int row ids or a bool mask, got dtype float64"
+    ):
         cache.body_pos_w(env_ids=np.array([0.0, 1.0]))
     with pytest.raises(TypeError, match="env_ids: expected None, an int, a slice"):
         cache.body_pos_w(env_ids=True)
     with pytest.raises(ValueError, match=r"rows: expected row ids in \[0, 6\), got 9"):
         cache.mark_stepped([9])
-    with pytest.raises(ValueError, match=r"bodies: 'floor' is not one of the refresher's bodies \('base'"):
+    with pytest.raises(
+        ValueError, match=r"bodies: 'floor' is not one of the refresher's bodies \('base'"
+    ):
         cache.body_pos_w("floor")
     with pytest.raises(TypeError, match="bodies: expected body names"):
         cache.body_pos_w([1.5])
@@ -377,13 +417,23 @@ def test_errors_name_the_argument(model, refresher, backend):
 def test_reads_of_unselected_outputs_say_what_to_select(model, backend):
     with mjrefresh.Refresher(model, sensors=["knee_pos"], num_threads=1) as r:
         cache = mjrefresh.bind_arrays(
-            r, backend.qpos, backend.qvel, mocap_pos=backend.mocap_pos, mocap_quat=backend.mocap_quat
+            r,
+            backend.qpos,
+            backend.qvel,
+            mocap_pos=backend.mocap_pos,
+            mocap_quat=backend.mocap_quat,
         )
-        with pytest.raises(ValueError, match=r"body_pos_w: the refresher selects no bodies \(pass bodies="):
+        with pytest.raises(
+            ValueError, match=r"body_pos_w: the refresher selects no bodies \(pass bodies="
+        ):
             cache.body_pos_w()
-        with pytest.raises(ValueError, match="body_quat_b: the refresher selects no relative_to body"):
+        with pytest.raises(
+            ValueError, match="body_quat_b: the refresher selects no relative_to body"
+        ):
             cache.body_quat_b()
-        with pytest.raises(ValueError, match="name: sensor 'knee_vel' is not refreshed by this cache's refresher"):
+        with pytest.raises(
+            ValueError, match="name: sensor 'knee_vel' is not refreshed by this cache's refresher"
+        ):
             cache.sensor("knee_vel")
 
 
@@ -403,7 +453,9 @@ def test_clock_sensor_needs_time():
         t += 1
         cache.mark_stepped()
         np.testing.assert_array_equal(cache.sensor("t")[:, 0], t)
-        with pytest.raises(ValueError, match=r"time: expected a scalar or shape \(3,\), got \(2,\)"):
+        with pytest.raises(
+            ValueError, match=r"time: expected a scalar or shape \(3,\), got \(2,\)"
+        ):
             mjrefresh.bind_arrays(r, q, v, time=t[:2])
 
 

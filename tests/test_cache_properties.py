@@ -33,8 +33,13 @@ def test_reads_always_current(ops, seed):
         MODEL, bodies=BODIES, relative_to="base", sensors=tracked_sensors(MODEL), num_threads=2
     ) as r:
         cache = mjrefresh.bind_arrays(
-            r, be.qpos, be.qvel, mocap_pos=be.mocap_pos, mocap_quat=be.mocap_quat,
-            sensordata=be.sensordata, backend_outputs=("sensordata",),
+            r,
+            be.qpos,
+            be.qvel,
+            mocap_pos=be.mocap_pos,
+            mocap_quat=be.mocap_quat,
+            sensordata=be.sensordata,
+            backend_outputs=("sensordata",),
         )
         for op, arg in ops:
             if op == "step":
@@ -56,7 +61,9 @@ def test_reads_always_current(ops, seed):
                 rows = list(range(N)) if arg is None else arg
                 dirty_before = cache.dirty.copy()
                 cache.reset_stats()
-                got = cache.body_linvel_w(env_ids=None if arg is None else np.array(arg, dtype=np.int64))
+                got = cache.body_linvel_w(
+                    env_ids=None if arg is None else np.array(arg, dtype=np.int64)
+                )
                 expect_rows = len(set(i for i in rows if dirty_before[i]))
                 assert cache.stats.rows_refreshed == expect_rows
                 assert cache.stats.native_calls == (1 if expect_rows else 0)
@@ -72,4 +79,6 @@ def test_reads_always_current(ops, seed):
         exp = REF.rows(be.qpos, be.qvel, be.mocap_pos, be.mocap_quat)
         np.testing.assert_allclose(cache.body_quat_w(), exp["body_quat"], rtol=0, atol=1e-12)
         cols = np.concatenate([np.arange(a, b) for a, b in r.plan.column_ranges])
-        np.testing.assert_allclose(be.sensordata[:, cols], exp["sensordata"][:, cols], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            be.sensordata[:, cols], exp["sensordata"][:, cols], rtol=0, atol=1e-12
+        )

@@ -23,7 +23,7 @@ from .backends import (
 from .cache import CacheStats, StateCache
 from .outputs import RefreshOutputs
 from .plan import PlanError, RefreshPlan
-from .refresher import RefreshError, Refresher
+from .refresher import Refresher, RefreshError
 
 __version__ = "0.1.0"
 MUJOCO_BUILD_VERSION: str = _core.MUJOCO_BUILD_VERSION

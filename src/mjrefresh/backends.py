@@ -102,7 +102,9 @@ def bind_arrays(
     _check_refresher(refresher)
     q = as_array("qpos", qpos)
     if q.ndim != 2:
-        raise ValueError(f"qpos: expected a 2-D array (N, {refresher.model.nq}), got shape {q.shape}")
+        raise ValueError(
+            f"qpos: expected a 2-D array (N, {refresher.model.nq}), got shape {q.shape}"
+        )
     return StateCache(
         refresher,
         q.shape[0],
@@ -279,8 +281,10 @@ class MjbatchSensorRefresher:
             cols[start:stop] = True
         for start, stop in self._acc:
             cols[start:stop] = False
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], cols[:n], [False])).astype(np.int8)))
-        return tuple((int(a), int(b)) for a, b in zip(edges[::2], edges[1::2]))
+        edges = np.flatnonzero(
+            np.diff(np.concatenate(([False], cols[:n], [False])).astype(np.int8))
+        )
+        return tuple((int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True))
 
     def _refresher_for(self, ranges: tuple[tuple[int, int], ...]) -> Refresher | None:
         if ranges in self._plans:
@@ -307,10 +311,15 @@ class MjbatchSensorRefresher:
             return None
         a = np.asarray(ids)
         if a.ndim != 1:
-            raise ValueError(f"ids: expected a 1-D array of sorted unique ids or a bool mask, got shape {a.shape}")
+            raise ValueError(
+                "ids: expected a 1-D array of sorted unique ids or a bool mask, "
+                f"got shape {a.shape}"
+            )
         if a.dtype == np.bool_:
             if a.shape[0] != n:
-                raise ValueError(f"ids: expected a bool mask of length {n} (num_sims), got length {a.shape[0]}")
+                raise ValueError(
+                    f"ids: expected a bool mask of length {n} (num_sims), got length {a.shape[0]}"
+                )
             return np.flatnonzero(a)
         if a.size == 0:
             return np.empty(0, np.int64)
@@ -351,9 +360,7 @@ class MjbatchSensorRefresher:
     def refresh_sensor_range(self, ids: Any = None, sensor_range: Any = None) -> None:
         """One ``(start, stop)`` range; same as ``refresh_sensor_ranges``."""
         if sensor_range is None or np.asarray(sensor_range).shape != (2,):
-            raise ValueError(
-                f"sensor_range: expected a (start, stop) pair, got {sensor_range!r}"
-            )
+            raise ValueError(f"sensor_range: expected a (start, stop) pair, got {sensor_range!r}")
         self.refresh_sensor_ranges(ids, sensor_range)
 
     def close(self) -> None:
@@ -475,7 +482,9 @@ class MjDataListCache(StateCache):
     def __init__(self, refresher: Refresher, datas: Sequence[mujoco.MjData]) -> None:
         _check_refresher(refresher)
         if isinstance(datas, mujoco.MjData) or not isinstance(datas, Sequence):
-            raise TypeError(f"datas: expected a sequence of mujoco.MjData, got {type(datas).__name__}")
+            raise TypeError(
+                f"datas: expected a sequence of mujoco.MjData, got {type(datas).__name__}"
+            )
         datas = list(datas)
         if not datas:
             raise ValueError("datas: expected at least one mujoco.MjData, got an empty sequence")
@@ -483,7 +492,11 @@ class MjDataListCache(StateCache):
         for i, d in enumerate(datas):
             if not isinstance(d, mujoco.MjData):
                 raise TypeError(f"datas[{i}]: expected mujoco.MjData, got {type(d).__name__}")
-            if d.qpos.shape[0] != m.nq or d.qvel.shape[0] != m.nv or d.sensordata.shape[0] != m.nsensordata:
+            if (
+                d.qpos.shape[0] != m.nq
+                or d.qvel.shape[0] != m.nv
+                or d.sensordata.shape[0] != m.nsensordata
+            ):
                 raise ValueError(
                     f"datas[{i}]: expected an MjData of the refresher's model (nq={m.nq}, "
                     f"nv={m.nv}), got nq={d.qpos.shape[0]}, nv={d.qvel.shape[0]}"
@@ -551,4 +564,3 @@ class MjDataListCache(StateCache):
 def bind_mjdata_list(refresher: Refresher, datas: Sequence[mujoco.MjData]) -> MjDataListCache:
     """A :class:`MjDataListCache` over one ``MjData`` per environment (see there)."""
     return MjDataListCache(refresher, datas)
-

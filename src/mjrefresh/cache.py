@@ -20,15 +20,15 @@ import mujoco
 import numpy as np
 
 from .outputs import RefreshOutputs, as_array
-from .refresher import RefreshError, Refresher
+from .refresher import Refresher, RefreshError
 
 #: What ``env_ids``/``rows`` accept: None (all rows), an int, a slice, a
 #: sequence or array of int row ids, or a bool mask of length N.
-RowsLike = Union[None, int, slice, Sequence[int], np.ndarray, Any]
+RowsLike = Union[int, slice, Sequence[int], np.ndarray, Any, None]  # noqa: UP007
 
 #: What ``bodies`` accepts: None (all of the refresher's bodies), one body name
 #: or model body id (drops the body axis), or a sequence of them.
-BodiesLike = Union[None, str, int, Sequence[Union[str, int]]]
+BodiesLike = Union[str, int, Sequence[Union[str, int]], None]  # noqa: UP007
 
 _INPUTS = ("qpos", "qvel", "mocap_pos", "mocap_quat", "time")
 
@@ -95,10 +95,14 @@ def normalize_rows(name: str, rows: Any, n: int) -> int | slice | np.ndarray:
     else:
         a = as_array(name, rows)
     if a.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array of row ids or a bool mask, got shape {a.shape}")
+        raise ValueError(
+            f"{name}: expected a 1-D array of row ids or a bool mask, got shape {a.shape}"
+        )
     if a.dtype == np.bool_:
         if a.shape[0] != n:
-            raise ValueError(f"{name}: expected a bool mask of length {n} (N), got length {a.shape[0]}")
+            raise ValueError(
+                f"{name}: expected a bool mask of length {n} (N), got length {a.shape[0]}"
+            )
         return np.flatnonzero(a)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name}: expected int row ids or a bool mask, got dtype {a.dtype}")
@@ -177,7 +181,9 @@ class StateCache:
         **outputs: Any,
     ) -> None:
         if not isinstance(refresher, Refresher):
-            raise TypeError(f"refresher: expected mjrefresh.Refresher, got {type(refresher).__name__}")
+            raise TypeError(
+                f"refresher: expected mjrefresh.Refresher, got {type(refresher).__name__}"
+            )
         if not _is_int(num_envs) or int(num_envs) < 1:
             raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
         n = int(num_envs)
@@ -251,12 +257,12 @@ class StateCache:
         self._stats = CacheStats()
 
         self._body_col = {}
-        for k, (bid, bname) in enumerate(zip(plan.body_ids, plan.body_names)):
+        for k, (bid, bname) in enumerate(zip(plan.body_ids, plan.body_names, strict=True)):
             self._body_col[bid] = k
             self._body_col[bname] = k
         self._bodies_cache: dict[Any, Any] = {}
         self._sensor_cols: dict[Any, slice] = {}
-        for sid, sname in zip(plan.sensor_ids, plan.sensor_names):
+        for sid, sname in zip(plan.sensor_ids, plan.sensor_names, strict=True):
             adr, dim = int(model.sensor_adr[sid]), int(model.sensor_dim[sid])
             covered = all(
                 any(a <= c < b for a, b in plan.column_ranges) for c in range(adr, adr + dim)
@@ -488,7 +494,9 @@ class StateCache:
                 )
             return k
 
-        idx: Any = col(key) if not isinstance(key, tuple) else np.array([col(b) for b in key], np.int64)
+        idx: Any = (
+            col(key) if not isinstance(key, tuple) else np.array([col(b) for b in key], np.int64)
+        )
         if len(self._bodies_cache) < 256:
             self._bodies_cache[key] = idx
         return idx
@@ -500,7 +508,9 @@ class StateCache:
             return a
         return a[..., cols, :]
 
-    def _read_items(self, name: str, what: str, bodies: BodiesLike, env_ids: RowsLike) -> np.ndarray:
+    def _read_items(
+        self, name: str, what: str, bodies: BodiesLike, env_ids: RowsLike
+    ) -> np.ndarray:
         arr = self._output(name, what)
         cols = self._body_index(bodies)
         rows = self._prepare(env_ids)
@@ -545,7 +555,9 @@ class StateCache:
     @staticmethod
     def _check_no_subset(sites: object) -> None:
         if sites is not None:
-            raise ValueError(f"sites: selecting a subset is not supported; expected None, got {sites!r}")
+            raise ValueError(
+                f"sites: selecting a subset is not supported; expected None, got {sites!r}"
+            )
 
     def sensor(self, name: str | int, env_ids: RowsLike = None) -> np.ndarray:
         """Columns of one sensor, ``(N, dim)``, by sensor name or id.
@@ -562,7 +574,8 @@ class StateCache:
         """
         if not isinstance(name, str) and not _is_int(name):
             raise TypeError(
-                f"name: expected a sensor name (str) or id (int), got {type(name).__name__} {name!r}"
+                "name: expected a sensor name (str) or id (int), "
+                f"got {type(name).__name__} {name!r}"
             )
         cols = self._sensor_cols.get(name if isinstance(name, str) else int(name))
         if cols is None:
@@ -587,7 +600,9 @@ class StateCache:
             if not 0 <= sid < model.nsensor:
                 raise ValueError(f"name: sensor id {sid} out of range [0, {model.nsensor})")
         else:
-            raise TypeError(f"name: expected a sensor name (str) or id (int), got {type(name).__name__}")
+            raise TypeError(
+                f"name: expected a sensor name (str) or id (int), got {type(name).__name__}"
+            )
         label = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_SENSOR, sid) or f"#{sid}"
         acc = int(model.sensor_needstage[sid]) == mujoco.mjtStage.mjSTAGE_ACC
         if acc and "sensordata" in self._supplied:
