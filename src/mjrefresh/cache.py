@@ -503,9 +503,16 @@ class StateCache:
 
     @staticmethod
     def _take(arr: np.ndarray, rows: Any, cols: Any) -> np.ndarray:
-        a = arr if rows is None else arr[rows]
+        if rows is None:
+            a = arr
+        elif isinstance(rows, np.ndarray):
+            a = np.take(arr, rows, axis=0)  # faster than fancy indexing
+        else:
+            a = arr[rows]
         if cols is None:
             return a
+        if isinstance(cols, np.ndarray):
+            return np.take(a, cols, axis=a.ndim - 2)
         return a[..., cols, :]
 
     def _read_items(
