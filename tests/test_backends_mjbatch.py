@@ -321,3 +321,27 @@ def test_drop_in_rejects_sensors_it_cannot_compute():
             mjrefresh.PlanError, match="sensor 'lim' .jointlimitpos. cannot be refreshed"
         ):
             drop_in.refresh_sensor_ranges(None, (0, 2))
+
+
+def test_bind_mjbatch_reads_time_and_state_views_in_place():
+    m = mujoco.MjModel.from_xml_string(
+        """<mujoco><worldbody><body><joint name="j" type="slide"/><geom size=".1"/></body>
+        </worldbody><sensor><clock name="t"/><jointpos name="p" joint="j"/></sensor></mujoco>"""
+    )
+    b = mjbatch.Batch(m, 3, num_threads=1)
+    with mjrefresh.Refresher(m, sensors=["t", "p"], num_threads=1) as r:
+        cache = mjrefresh.bind_mjbatch(b, r)
+        b.bind("qvel")[:] = [[1.0], [2.0], [3.0]]
+        b.step(nstep=4)
+        cache.mark_stepped()
+        np.testing.assert_array_equal(cache.sensor("t")[:, 0], b.bind("time"))
+        np.testing.assert_array_equal(cache.sensor("p")[:, 0], b.bind("qpos")[:, 0])
+        b.bind("qpos")[1] = 0.25  # a state write without a forward
+        cache.mark_dirty([1])
+        assert cache.sensor("p", env_ids=1)[0] == 0.25
+        with mjrefresh.MjbatchSensorRefresher(b, num_threads=1) as drop_in:
+            b.step()
+            drop_in.refresh_sensor_ranges(None, (0, 2))
+            sd = b.bind("sensordata")
+            np.testing.assert_array_equal(sd[:, 0], b.bind("time"))
+            np.testing.assert_array_equal(sd[:, 1], b.bind("qpos")[:, 0])

@@ -453,6 +453,8 @@ def test_clock_sensor_needs_time():
         t += 1
         cache.mark_stepped()
         np.testing.assert_array_equal(cache.sensor("t")[:, 0], t)
+        fixed = mjrefresh.bind_arrays(r, q, v, time=np.float64(2.5))
+        np.testing.assert_array_equal(fixed.sensor("t")[:, 0], 2.5)
         with pytest.raises(
             ValueError, match=r"time: expected a scalar or shape \(3,\), got \(2,\)"
         ):

@@ -212,7 +212,11 @@ class StateCache:
                     )
                 inputs[name] = a
         if time is not None:
-            if np.ndim(time) == 0 and not hasattr(time, "__dlpack__"):
+            if (
+                _is_int(time)
+                or isinstance(time, (float, np.floating))
+                or (isinstance(time, np.ndarray) and time.ndim == 0)
+            ):
                 t = np.full(n, float(time))
             else:
                 t = as_array("time", time)
