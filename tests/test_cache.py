@@ -349,6 +349,37 @@ def test_torch_cpu_tensor_outputs(model, refresher, backend):
     assert np.shares_memory(got, pos.numpy())
 
 
+def test_buffer_protocol_outputs(model, refresher, backend):
+    b = len(BODIES)
+    raw = bytearray(N * b * 3 * 4)
+    buf = memoryview(raw).cast("B").cast("f", (N, b, 3))
+    cache = mjrefresh.bind_arrays(
+        refresher,
+        backend.qpos,
+        backend.qvel,
+        mocap_pos=backend.mocap_pos,
+        mocap_quat=backend.mocap_quat,
+        body_angvel=buf,
+    )
+    cache.refresh_dirty_rows()
+    exp = Reference(model, BODIES, "base").rows(
+        backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat
+    )
+    written = np.frombuffer(raw, dtype=np.float32).reshape(N, b, 3)
+    np.testing.assert_allclose(written, exp["body_angvel"], rtol=1e-6, atol=1e-5)
+    with pytest.raises(
+        ValueError, match="body_pos: expected a writable buffer, got a read-only bytes"
+    ):
+        mjrefresh.bind_arrays(
+            refresher,
+            backend.qpos,
+            backend.qvel,
+            mocap_pos=backend.mocap_pos,
+            mocap_quat=backend.mocap_quat,
+            body_pos=bytes(N * b * 3 * 8),
+        )
+
+
 # --------------------------------------------------------------- errors
 def test_errors_name_the_argument(model, refresher, backend):
     be = backend

@@ -30,7 +30,24 @@ RowsLike = Union[int, slice, Sequence[int], np.ndarray, Any, None]  # noqa: UP00
 #: or model body id (drops the body axis), or a sequence of them.
 BodiesLike = Union[str, int, Sequence[Union[str, int]], None]  # noqa: UP007
 
-_INPUTS = ("qpos", "qvel", "mocap_pos", "mocap_quat", "time")
+
+def _as_output(name: str, obj: Any) -> Any:
+    """Numpy view of a buffer-protocol object (memoryview, ctypes array, ...)
+    that is neither a numpy array nor a DLPack/array-interface exporter;
+    everything else is passed on unchanged (and checked later)."""
+    if isinstance(obj, np.ndarray) or hasattr(obj, "__dlpack__"):
+        return obj
+    if hasattr(obj, "__array_interface__"):
+        return obj
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        return obj  # rejected with a message naming `name` by as_array
+    if view.readonly:
+        raise ValueError(
+            f"{name}: expected a writable buffer, got a read-only {type(obj).__name__}"
+        )
+    return np.asarray(view)
 
 
 @dataclass
@@ -159,8 +176,9 @@ class StateCache:
             :meth:`mark_fresh`.
         **outputs: output arrays to write instead of the cache's own, by name
             (``sensordata``, ``body_pos``, ... as in :class:`RefreshOutputs`):
-            numpy arrays, or CPU tensors exporting DLPack / the array
-            interface (written in place; float32 allowed).
+            numpy arrays, CPU tensors exporting DLPack or the array interface,
+            or writable buffer-protocol objects (all written in place;
+            float32 allowed).
 
     Raises:
         TypeError, ValueError: a bad argument, naming it with expected vs got.
@@ -236,6 +254,7 @@ class StateCache:
                     f"backend_outputs: {name!r} is not one of the supplied output arrays "
                     f"{tuple(sorted(outputs))}"
                 )
+        outputs = {k: _as_output(k, v) for k, v in outputs.items()}
         out = refresher.outputs(n, dtype, **outputs)
         # Full validation (dtypes, shapes, strides, writability, overlaps)
         # once, on these very arrays; later calls use the pre-validated path.
