@@ -119,6 +119,23 @@ def test_whole_state_getter_matches_individual_reads(model, refresher, backend):
     assert cache.outputs() is cache.storage
 
 
+def test_design_signature_with_sensordata_none(model, refresher, backend):
+    cache = mjrefresh.StateCache(
+        refresher,
+        N,
+        qpos=backend.qpos,
+        qvel=backend.qvel,
+        sensordata=None,
+        mocap_pos=backend.mocap_pos,
+        mocap_quat=backend.mocap_quat,
+    )
+    assert cache.num_envs == N and cache.refresher is refresher
+    assert not np.shares_memory(cache.storage.sensordata, backend.sensordata)
+    assert cache.refresh_dirty_rows() == N
+    check_reads(cache, backend, Reference(model, BODIES, "base"))
+    assert "StateCache N=6, 0 dirty" in repr(cache)
+
+
 def test_body_subset_by_name_and_id(model, refresher, backend):
     cache = make_cache(refresher, backend)
     all_pos = cache.body_pos_w().copy()

@@ -175,7 +175,8 @@ class StateCache:
             ``("sensordata",)`` for a backend's bound ``sensordata``). See
             :meth:`mark_fresh`.
         **outputs: output arrays to write instead of the cache's own, by name
-            (``sensordata``, ``body_pos``, ... as in :class:`RefreshOutputs`):
+            (``sensordata``, ``body_pos``, ... as in :class:`RefreshOutputs`;
+            None means the cache allocates it):
             numpy arrays, CPU tensors exporting DLPack or the array interface,
             or writable buffer-protocol objects (all written in place;
             float32 allowed).
@@ -247,6 +248,8 @@ class StateCache:
                 f"({n},) float64 array, got None"
             )
 
+        # An output passed as None is allocated by the cache, like an omitted one.
+        outputs = {k: v for k, v in outputs.items() if v is not None}
         backend = tuple(backend_outputs)
         for name in backend:
             if name not in outputs:
