@@ -288,6 +288,10 @@ def test_drop_in_errors(model, batch):
             match=r"sensor_ranges: expected 0 <= start < stop <= 48 \(nsensordata\), got \(3, 49\)",
         ):
             drop_in.refresh_sensor_ranges(None, (0, 3, 3, 49))
+        with pytest.raises(
+            ValueError, match="sensor_ranges: expected .start, stop. pairs .*got None"
+        ):
+            drop_in.refresh_sensor_ranges(np.array([0]))
         with pytest.raises(TypeError, match="sensor_ranges: expected a flat sequence of ints"):
             drop_in.refresh_sensor_ranges(None, ((0, 3),))
         with pytest.raises(

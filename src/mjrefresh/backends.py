@@ -249,7 +249,11 @@ class MjbatchSensorRefresher:
         self._time: np.ndarray | None = None
 
     def _ranges(self, sensor_ranges: Any) -> tuple[tuple[int, int], ...]:
-        if sensor_ranges is None or isinstance(sensor_ranges, (str, bytes)):
+        if sensor_ranges is None:  # mjbatch-uni raises ValueError here too
+            raise ValueError(
+                "sensor_ranges: expected (start, stop) pairs as a flat sequence of ints, got None"
+            )
+        if isinstance(sensor_ranges, (str, bytes)):
             raise TypeError(
                 "sensor_ranges: expected a flat sequence of ints (start0, stop0, start1, "
                 f"stop1, ...), got {type(sensor_ranges).__name__}"
