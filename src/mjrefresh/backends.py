@@ -453,6 +453,22 @@ def bind_mujoco_batch(
 
 
 # -------------------------------------------------------------- list of MjData
+def _as_index(ids: Sequence[int]) -> slice | np.ndarray:
+    """A slice for a contiguous increasing id range, else an int64 array."""
+    a = np.asarray(ids, dtype=np.int64)
+    if a.size and np.array_equal(a, np.arange(a[0], a[0] + a.size)):
+        return slice(int(a[0]), int(a[0]) + a.size)
+    return a
+
+
+def _scatter_entry(
+    src: np.ndarray, datas: list[mujoco.MjData], field: str, items: slice | np.ndarray
+) -> tuple[np.ndarray, list[np.ndarray], Any]:
+    if isinstance(items, slice):
+        return src, [getattr(d, field)[items] for d in datas], None
+    return src, [getattr(d, field) for d in datas], items
+
+
 class MjDataListCache(StateCache):
     """A :class:`StateCache` over a list of ``mujoco.MjData``, refreshed in place.
 
@@ -521,8 +537,8 @@ class MjDataListCache(StateCache):
             kw["time"] = np.zeros(n)
         super().__init__(refresher, n, qpos=qpos, qvel=qvel, **kw)
         plan = refresher.plan
-        body_ids = np.asarray(plan.body_ids, dtype=np.int64)
-        site_ids = np.asarray(plan.site_ids, dtype=np.int64)
+        body_ids = _as_index(plan.body_ids)
+        site_ids = _as_index(plan.site_ids)
         # (source output, per-env destination getter) pairs scattered after a refresh.
         self._scatter: list[tuple[np.ndarray, list[np.ndarray], Any]] = []
         out = self._outputs
@@ -530,13 +546,14 @@ class MjDataListCache(StateCache):
             self._scatter.append(
                 (out["sensordata"][:, start:stop], [d.sensordata[start:stop] for d in datas], None)
             )
-        if body_ids.size:
-            self._scatter.append((out["body_pos"], [d.xpos for d in datas], body_ids))
-            self._scatter.append((out["body_quat"], [d.xquat for d in datas], body_ids))
-        if site_ids.size:
-            self._scatter.append((out["site_pos"], [d.site_xpos for d in datas], site_ids))
-            mats = out["site_mat"]
-            self._scatter.append((mats, [d.site_xmat for d in datas], site_ids))
+        # Destinations are views made once (a contiguous id range is a slice,
+        # so each row is one plain copy).
+        if plan.body_ids:
+            for name, field in (("body_pos", "xpos"), ("body_quat", "xquat")):
+                self._scatter.append(_scatter_entry(out[name], datas, field, body_ids))
+        if plan.site_ids:
+            for name, field in (("site_pos", "site_xpos"), ("site_mat", "site_xmat")):
+                self._scatter.append(_scatter_entry(out[name], datas, field, site_ids))
 
     @property
     def datas(self) -> list[mujoco.MjData]:
@@ -556,10 +573,11 @@ class MjDataListCache(StateCache):
 
     def _after_refresh(self, ids: np.ndarray) -> None:
         idx = ids.tolist()
+        copyto = np.copyto
         for src, dsts, items in self._scatter:
             if items is None:
                 for i in idx:
-                    dsts[i][:] = src[i]
+                    copyto(dsts[i], src[i])
             else:
                 for i in idx:
                     dsts[i][items] = src[i]
