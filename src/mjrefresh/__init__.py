@@ -3,16 +3,28 @@ simulations up to date with their current qpos/qvel, in one native call over
 worker threads.
 
 Public API: :class:`Refresher` (plan once per model, refresh rows),
-:class:`RefreshOutputs`, :class:`RefreshPlan`, :class:`RefreshError`.
+:class:`RefreshOutputs`, :class:`RefreshPlan`, :class:`RefreshError`;
+:class:`StateCache` (when to refresh which rows) and the backend bindings
+``bind_arrays``, ``bind_mjbatch``/:class:`MjbatchSensorRefresher`,
+``bind_mujoco_batch`` and ``bind_mjdata_list``.
 """
 
 from __future__ import annotations
 
 from . import models
 from ._native import core as _core  # checks the MuJoCo version first
+from .backends import (
+    MjbatchSensorRefresher,
+    MjDataListCache,
+    bind_arrays,
+    bind_mjbatch,
+    bind_mjdata_list,
+    bind_mujoco_batch,
+)
+from .cache import CacheStats, StateCache
 from .outputs import RefreshOutputs
 from .plan import PlanError, RefreshPlan
-from .refresher import RefreshError, Refresher
+from .refresher import Refresher, RefreshError
 
 __version__ = "0.1.0"
 MUJOCO_BUILD_VERSION: str = _core.MUJOCO_BUILD_VERSION
@@ -25,4 +37,13 @@ __all__ = [
     "RefreshPlan",
     "Refresher",
     "__version__",
+    # lifecycle adapter and backend bindings
+    "CacheStats",
+    "MjDataListCache",
+    "MjbatchSensorRefresher",
+    "StateCache",
+    "bind_arrays",
+    "bind_mjbatch",
+    "bind_mjdata_list",
+    "bind_mujoco_batch",
 ]

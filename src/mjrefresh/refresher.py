@@ -396,7 +396,20 @@ class Refresher:
                 if _overlaps(written[name], written[other]):
                     raise ValueError(f"out.{name}: overlaps out.{other} in memory")
 
-        failed, message = self._core.run(ids, **inputs, **written)
+        self._call_core(ids, inputs, written)
+
+    def _call_core(
+        self, ids: np.ndarray, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
+    ) -> None:
+        """Native call on arrays that :meth:`_run` already validated once.
+
+        Internal fast path for callers that hold the same arrays across calls
+        (``mjrefresh.StateCache``). It skips the Python-side checks, including
+        the overlap and writability checks, so the caller must have run them
+        once through :meth:`refresh` on these very arrays; the native layer
+        still checks dtypes, shapes and row ids on every call.
+        """
+        failed, message = self._core.run(ids, **inputs, **outputs)
         if failed:
             extra = f" ({len(failed) - 1} other rows also failed)" if len(failed) > 1 else ""
             raise RefreshError(

@@ -1,0 +1,167 @@
+"""bind_mjdata_list (one MjData per env, refreshed in place) and the
+optional-dependency errors of the other bindings."""
+
+from __future__ import annotations
+
+import sys
+
+import mujoco
+import numpy as np
+import pytest
+from _cache_models import (
+    ACC_SENSORS,
+    Reference,
+    legged_model,
+    random_state,
+    sensor_cols,
+    tracked_sensors,
+)
+
+import mjrefresh
+
+N = 5
+ATOL = 1e-12
+SELECTED = ("shin", "foot")
+
+
+@pytest.fixture(scope="module")
+def model() -> mujoco.MjModel:
+    return legged_model()
+
+
+@pytest.fixture(scope="module")
+def refresher(model):
+    r = mjrefresh.Refresher(
+        model,
+        bodies=SELECTED,
+        relative_to="base",
+        sites=("imu", "foot"),
+        sensors=tracked_sensors(model),
+        num_threads=2,
+    )
+    yield r
+    r.close()
+
+
+@pytest.fixture()
+def datas(model):
+    rng = np.random.default_rng(4)
+    out = []
+    for _ in range(N):
+        d = mujoco.MjData(model)
+        random_state(model, rng, d)
+        mujoco.mj_forward(model, d)
+        out.append(d)
+    return out
+
+
+def step_all(model, datas, rng, rows=None, nsub=3) -> None:
+    for i in range(len(datas)) if rows is None else rows:
+        datas[i].ctrl[:] = rng.uniform(-1, 1, size=model.nu)
+        for _ in range(nsub):
+            mujoco.mj_step(model, datas[i])
+
+
+def test_in_place_refresh_equals_mj_forward(model, refresher, datas):
+    cache = mjrefresh.bind_mjdata_list(refresher, datas)
+    ref = Reference(model, SELECTED, "base", sites=("imu", "foot"))
+    rng = np.random.default_rng(0)
+    body_ids = [model.body(b).id for b in SELECTED]
+    site_ids = [model.site(s).id for s in ("imu", "foot")]
+    others = [b for b in range(model.nbody) if b not in body_ids]
+    tracked = sensor_cols(model, tracked_sensors(model))
+    acc = sensor_cols(model, ACC_SENSORS)
+    for _ in range(3):
+        step_all(model, datas, rng)
+        snap = [
+            dict(sd=d.sensordata.copy(), xpos=d.xpos.copy(), qacc=d.qacc.copy(), cvel=d.cvel.copy())
+            for d in datas
+        ]
+        cache.mark_stepped()
+        assert cache.refresh_dirty_rows() == N
+        for i, d in enumerate(datas):
+            exp = ref(d.qpos, d.qvel, d.mocap_pos, d.mocap_quat, d.time)
+            np.testing.assert_allclose(
+                d.sensordata[tracked], exp["sensordata"][tracked], rtol=0, atol=ATOL
+            )
+            np.testing.assert_allclose(d.xpos[body_ids], exp["body_pos"], rtol=0, atol=ATOL)
+            np.testing.assert_allclose(d.xquat[body_ids], exp["body_quat"], rtol=0, atol=ATOL)
+            np.testing.assert_allclose(d.site_xpos[site_ids], exp["site_pos"], rtol=0, atol=ATOL)
+            np.testing.assert_allclose(d.site_xmat[site_ids], exp["site_mat"], rtol=0, atol=ATOL)
+            # acceleration-stage sensors and unselected fields are unchanged
+            np.testing.assert_array_equal(d.sensordata[acc], snap[i]["sd"][acc])
+            np.testing.assert_array_equal(d.xpos[others], snap[i]["xpos"][others])
+            np.testing.assert_array_equal(d.qacc, snap[i]["qacc"])
+            np.testing.assert_array_equal(d.cvel, snap[i]["cvel"])
+            # reads come from the same refresh
+            np.testing.assert_allclose(
+                cache.body_linvel_w(env_ids=i), exp["body_linvel"], rtol=0, atol=ATOL
+            )
+            np.testing.assert_allclose(
+                cache.body_pos_b(env_ids=i), exp["body_pos_rel"], rtol=0, atol=ATOL
+            )
+    assert np.abs(np.array([d.sensordata[acc] for d in datas])).max() > 0
+
+
+def test_only_the_rows_read_are_touched(model, refresher, datas):
+    cache = mjrefresh.bind_mjdata_list(refresher, datas)
+    cache.refresh_dirty_rows()
+    rng = np.random.default_rng(1)
+    step_all(model, datas, rng)
+    cache.mark_stepped()
+    snap = [d.sensordata.copy() for d in datas]
+    cache.reset_stats()
+    cache.sensor("foot_pos_w", env_ids=[3])
+    assert cache.stats.rows_refreshed == 1
+    for i, d in enumerate(datas):
+        changed = not np.array_equal(d.sensordata, snap[i])
+        assert changed == (i == 3)
+    np.testing.assert_array_equal(cache.dirty, [True, True, True, False, True])
+
+
+def test_partial_reset_isolation(model, refresher, datas):
+    cache = mjrefresh.bind_mjdata_list(refresher, datas)
+    cache.refresh_dirty_rows()
+    before = {k: v.copy() for k, v in cache.storage.arrays().items()}
+    rng = np.random.default_rng(2)
+    random_state(model, rng, datas[2])
+    mujoco.mj_forward(model, datas[2])
+    cache.mark_fresh([2])
+    ref = Reference(model, SELECTED, "base", sites=("imu", "foot"))
+    d = datas[2]
+    exp = ref(d.qpos, d.qvel, d.mocap_pos, d.mocap_quat, d.time)
+    np.testing.assert_allclose(
+        cache.body_angvel_w(env_ids=2), exp["body_angvel"], rtol=0, atol=ATOL
+    )
+    keep = [0, 1, 3, 4]
+    for name, arr in cache.storage.arrays().items():
+        np.testing.assert_array_equal(arr[keep], before[name][keep], err_msg=name)
+
+
+def test_mjdata_list_errors(model, refresher, datas):
+    with pytest.raises(TypeError, match="datas: expected a sequence of mujoco.MjData, got MjData"):
+        mjrefresh.bind_mjdata_list(refresher, datas[0])
+    with pytest.raises(ValueError, match="datas: expected at least one mujoco.MjData"):
+        mjrefresh.bind_mjdata_list(refresher, [])
+    with pytest.raises(TypeError, match=r"datas\[1\]: expected mujoco.MjData, got int"):
+        mjrefresh.bind_mjdata_list(refresher, [datas[0], 3])
+    other = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"datas\[1\]: expected an MjData of the refresher's model \(nq=13, nv=11\), got nq=7, nv=6",  # noqa: E501
+    ):
+        mjrefresh.bind_mjdata_list(refresher, [datas[0], mujoco.MjData(other)])
+
+
+def test_missing_optional_dependencies_say_what_to_install(monkeypatch, refresher):
+    monkeypatch.setitem(sys.modules, "mjbatch", None)
+    with pytest.raises(ImportError, match="pip install mjbatch-uni"):
+        mjrefresh.bind_mjbatch(object(), refresher)
+    with pytest.raises(ImportError, match="pip install mjbatch-uni"):
+        mjrefresh.MjbatchSensorRefresher(object())
+    monkeypatch.setitem(sys.modules, "mujoco.batch", None)
+    monkeypatch.delattr(mujoco, "batch", raising=False)
+    with pytest.raises(ImportError, match=r"pip install 'mujoco>=4.0'"):
+        mjrefresh.bind_mujoco_batch(object(), refresher)

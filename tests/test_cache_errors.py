@@ -1,0 +1,109 @@
+"""A MuJoCo error in some rows of a StateCache refresh: those rows stay dirty
+(their outputs untouched), the others are refreshed and marked fresh.
+
+The error is real: a passive-force callback compiled from C at test time and
+installed in MuJoCo's global ``mjcb_passive``; a refresh that runs
+mj_fwdVelocity (for a tendonvel sensor) calls it on the worker threads, and it
+calls mju_error for rows whose qpos[0] > 100."""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import shutil
+import subprocess
+
+import mujoco
+import numpy as np
+import pytest
+
+import mjrefresh
+
+CALLBACK_C = r"""
+#include <mujoco/mujoco.h>
+void failing_passive(const mjModel* m, mjData* d) {
+  if (d->qpos[0] > 100) mju_error("crafted failure at qpos[0]=%g", d->qpos[0]);
+}
+"""
+
+XML = """<mujoco><worldbody>
+  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s0"/>
+    <body name="b" pos=".2 0 0"><joint name="j" axis="0 1 0"/><geom size=".05"/>
+      <site name="s1" pos=".1 0 0"/></body></body></worldbody>
+  <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
+  <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/>
+  </sensor>
+</mujoco>"""
+
+LIBMUJOCO = glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so.*"))[0]
+
+
+@pytest.fixture(scope="module")
+def failing_callback(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the failing callback")
+    tmp = tmp_path_factory.mktemp("cb")
+    src = tmp / "fail.c"
+    src.write_text(CALLBACK_C)
+    so = tmp / "libfail.so"
+    include = os.path.join(os.path.dirname(mujoco.__file__), "include")
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
+        check=True,
+    )
+    lib = ctypes.CDLL(str(so))
+    return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
+
+
+@pytest.fixture()
+def installed(failing_callback):
+    slot = ctypes.c_void_p.in_dll(ctypes.CDLL(LIBMUJOCO), "mjcb_passive")
+    saved = slot.value
+    slot.value = failing_callback
+    try:
+        yield
+    finally:
+        slot.value = saved
+
+
+def forward_rows(m, qpos, qvel) -> np.ndarray:
+    d = mujoco.MjData(m)
+    out = []
+    for q, v in zip(qpos, qvel, strict=True):
+        d.qpos[:], d.qvel[:] = q, v
+        mujoco.mj_forward(m, d)
+        out.append(d.sensordata.copy())
+    return np.array(out)
+
+
+def test_failing_rows_stay_dirty_and_the_others_are_fresh(installed):
+    m = mujoco.MjModel.from_xml_string(XML)
+    n = 8
+    rng = np.random.default_rng(3)
+    qpos = np.tile(m.qpos0, (n, 1)) + rng.normal(scale=0.2, size=(n, m.nq))
+    qpos[:, 3:7] /= np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True)
+    qvel = rng.normal(size=(n, m.nv))
+    with mjrefresh.Refresher(m, bodies=["b"], sensors=["tv", "fp"], num_threads=2) as r:
+        cache = mjrefresh.bind_arrays(r, qpos, qvel)
+        bad = [2, 5]
+        qpos[bad, 0] = 500.0
+        with pytest.raises(mjrefresh.RefreshError, match="row 2: .*crafted failure") as info:
+            cache.body_pos_w()
+        assert info.value.rows == (2, 5)
+        np.testing.assert_array_equal(cache.dirty, np.isin(np.arange(n), bad))
+        assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == n - 2
+        good = [0, 1, 3, 4, 6, 7]
+        np.testing.assert_array_equal(cache.storage.body_pos[bad], 0)  # untouched
+        exp = forward_rows(m, qpos[good], qvel[good])
+        np.testing.assert_allclose(cache.storage.sensordata[good], exp, rtol=0, atol=1e-12)
+        # a read of fresh rows only needs no refresh and does not raise
+        cache.body_pos_w(env_ids=good)
+        assert cache.stats.native_calls == 1
+        # once the state is fixed, the failing rows are refreshed by the next read
+        qpos[bad, 0] = 0.1
+        cache.sensor("tv", env_ids=bad)
+        assert cache.num_dirty == 0
+        exp = forward_rows(m, qpos[bad], qvel[bad])
+        np.testing.assert_allclose(cache.storage.sensordata[bad], exp, rtol=0, atol=1e-12)
