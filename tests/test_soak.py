@@ -3,8 +3,10 @@ Memory stays flat and results stay equal to mj_forward on sampled rows."""
 
 from __future__ import annotations
 
-import numpy as np
+import os
+
 import mujoco
+import numpy as np
 import pytest
 from conftest import Reference, random_states
 
@@ -46,5 +48,8 @@ def test_soak_memory_flat_and_results_exact():
             rows = np.flatnonzero(masks[i % 256])
             np.testing.assert_array_equal(out.sensordata[rows], ref.sensordata[rows])
     growth = rss_bytes() - base
-    assert growth < 1 << 20, f"RSS grew by {growth} bytes over {calls - warmup} calls"
+    # Under AddressSanitizer freed memory sits in ASan's quarantine (256 MiB by
+    # default), so RSS grows by design there; the plain build checks memory.
+    if not os.environ.get("MJREFRESH_UNDER_ASAN"):
+        assert growth < 1 << 20, f"RSS grew by {growth} bytes over {calls - warmup} calls"
     np.testing.assert_array_equal(out.sensordata, ref.sensordata)
