@@ -96,7 +96,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         default=None,
         help="untimed vector steps run once per process so that terminations reach their "
-        "steady rate; every variant starts from its end (default 60, quick 40)",
+        "steady rate; every variant starts from its end (default 60, quick 30)",
     )
     p.add_argument(
         "--warmup",
@@ -105,7 +105,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="untimed vector steps per variant (default 10, quick 2)",
     )
     p.add_argument(
-        "--steps", type=int, default=None, help="timed vector steps (default 100, quick 12)"
+        "--steps", type=int, default=None, help="timed vector steps (default 100, quick 10)"
     )
     p.add_argument(
         "--check-steps",
@@ -141,9 +141,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.tasks = args.tasks or list(tasks.TASKS)
     args.n = args.n or ([1024] if args.quick else [1024, 4096])
     args.procs = args.procs or (2 if args.quick else 3)
-    args.preroll = args.preroll if args.preroll is not None else (40 if args.quick else 60)
+    args.preroll = args.preroll if args.preroll is not None else (30 if args.quick else 60)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 10)
-    args.steps = args.steps or (12 if args.quick else 100)
+    args.steps = args.steps or (10 if args.quick else 100)
     args.check_steps = (
         args.check_steps if args.check_steps is not None else (2 if args.quick else 3)
     )

@@ -114,12 +114,35 @@ GRAVITY_DOWN = np.array([0.0, 0.0, -1.0])
 # ----------------------------------------------------------------------------
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.cross over the last axis (3), without np.cross's axis juggling."""
+    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
+    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), axis=-1)
+
+
 def quat_rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate ``v`` by the inverse of unit quaternion ``q`` (world -> body frame)."""
     w = q[..., :1]
     u = q[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v - w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v - w * t + _cross(u, t)
+
+
+def quat_to_mat(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4)."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    m = np.empty(q.shape[:-1] + (3, 3))
+    m[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    m[..., 0, 1] = 2 * (x * y - w * z)
+    m[..., 0, 2] = 2 * (x * z + w * y)
+    m[..., 1, 0] = 2 * (x * y + w * z)
+    m[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    m[..., 1, 2] = 2 * (y * z - w * x)
+    m[..., 2, 0] = 2 * (x * z - w * y)
+    m[..., 2, 1] = 2 * (y * z + w * x)
+    m[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return m
 
 
 def quat_angle_error(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -157,6 +180,8 @@ class Task:
         self.base = lay.bodies.index(lay.base)
         names = lay.bodies if spec.read_bodies is None else spec.read_bodies
         self.read = np.array([lay.bodies.index(b) for b in names])
+        # every body, in order: a slice reads a view instead of gathering a copy
+        self._read = slice(None) if self.read.tolist() == list(range(self.nbody)) else self.read
         # column offsets of each kind inside the block
         self._kind = {k: (a - lay.start, b - lay.start) for k, (a, b) in lay.kinds.items()}
         self.nu = self.model.nu
@@ -376,7 +401,7 @@ class Task:
         """
         sel = slice(None) if rows is None else rows
         s = self.split(block)
-        base, read = self.base, self.read
+        base, read = self.base, self._read
         qb = s["quat_w"][:, base]
         v_w = s["linvel_w"]
         w_w = s["angvel_w"]
@@ -385,11 +410,11 @@ class Task:
         grav_b = quat_rotate_inverse(qb, np.broadcast_to(GRAVITY_DOWN, lin_b.shape))
         joint_pos = qpos[:, 7:] - self.default_joint
         joint_vel = qvel[:, 6:]
-        qb_read = np.broadcast_to(qb[:, None], (qb.shape[0], read.size, 4))
+        rot_b = quat_to_mat(qb)  # (rows, 3, 3); v @ R == R^T v per body: world -> base frame
         pos_b = s["pos_b"][:, read]
         quat_b = s["quat_b"][:, read]
-        rel_linvel_b = quat_rotate_inverse(qb_read, v_w[:, read] - v_w[:, base : base + 1])
-        rel_angvel_b = quat_rotate_inverse(qb_read, w_w[:, read] - w_w[:, base : base + 1])
+        rel_linvel_b = (v_w[:, read] - v_w[:, base : base + 1]) @ rot_b
+        rel_angvel_b = (w_w[:, read] - w_w[:, base : base + 1]) @ rot_b
         last_action = np.zeros_like(action) if _probe else self.last_action[sel]
         n = qb.shape[0]
         parts = [lin_b, ang_b, grav_b, joint_pos, joint_vel, action]
