@@ -518,6 +518,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{env['cpu_model']}, {env['usable_cpus']} usable CPUs; mujoco {env['mujoco']}, "
         f"mjbatch-uni {env['mjbatch_uni']}, mjrefresh {env['mjrefresh']}"
     )
+    load = env.get("loadavg_at_start")
+    if load and load[0] > 0.5 * env["usable_cpus"]:
+        progress(
+            f"note: 1-minute load average {load[0]:.1f} on {env['usable_cpus']} CPUs: "
+            "other work is running, timings will be noisy"
+        )
     skipped: list[dict[str, Any]] = []
     avail = backends.availability()
     chosen = []
@@ -540,7 +546,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress(
                     f"process {p + 1}/{args.procs}: {backend} {task} N={n} order {' '.join(seq)}"
                 )
-                proc = subprocess.run(worker_command(args, backend, task, n, seq, out))
+                # the worker's stdout (e.g. an editable install's rebuild messages) goes to
+                # stderr, so that stdout holds only the table
+                proc = subprocess.run(worker_command(args, backend, task, n, seq, out), stdout=2)
                 if proc.returncode != 0 or not out.exists():
                     reason = f"worker exited with status {proc.returncode}"
                     progress(f"  {reason}")

@@ -224,5 +224,10 @@ def markdown_section(
         f"mjbatch-uni {env['mjbatch_uni'] or 'not installed'}, "
         f"mjrefresh {env['mjrefresh'] or 'not installed'}."
     )
+    load = [env.get("loadavg_at_start"), env.get("loadavg_at_end")]
+    if all(load):
+        head += (
+            f" 1-minute load average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end."
+        )
     body = table(results) + "\n\n" + "\n".join(agreement_lines(checks, tol))
     return f"{head}\n\n```\n{body}\n```\n"
