@@ -263,7 +263,6 @@ def run_variant(
             check["term_mismatch"] += int(np.sum(term[sample] != tm))
             check["checked_rows"] += int(sample.size)
             signature.append(np.concatenate([obs_next[sample].ravel(), reward[sample]]))
-            c1 = c2 = perf()
         ids = np.flatnonzero(term | task.truncated())
         if ids.size:
             task.reset_state(ids, state, qpos, qvel)
