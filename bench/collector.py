@@ -351,7 +351,8 @@ def preroll(
 
     Every row is reset from the seed and spread over its episode, then
     ``--preroll`` vector steps run with correct reads (the batch's own
-    mj_forward after each step), terminating and resetting rows as usual.
+    mj_forward after each step), terminating and resetting rows as usual. A
+    task without terminations or time-outs needs no pre-roll.
     """
     n = backend.n
     a, b = task.columns
@@ -359,7 +360,9 @@ def preroll(
     task.reset_state(np.arange(n), backend.state, backend.qpos, backend.qvel)
     task.desync()
     resets = 0
-    for t in range(args.preroll):
+    spec = task.spec
+    steps = args.preroll if (spec.terminations or spec.episode_steps is not None) else 0
+    for t in range(steps):
         action = task.action(t)
         task.ctrl_targets(action, backend.ctrl)
         backend.step(task.spec.decimation)
@@ -375,7 +378,8 @@ def preroll(
     return {
         "state": backend.state.copy(),
         "task": task.snapshot(),
-        "t": args.preroll,
+        "t": steps,
+        "steps": steps,
         "reset_rows": resets,
     }
 
@@ -416,6 +420,7 @@ def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     start = preroll(task, backend, args)
     out["preroll_s"] = time.perf_counter() - t0
+    out["preroll_steps"] = start["steps"]
     out["preroll_reset_rows"] = start["reset_rows"]
     signatures: dict[str, np.ndarray] = {}
     for name in args.order:
