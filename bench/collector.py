@@ -327,6 +327,7 @@ def run_variant(
     return {
         "variant": v.name,
         "correct_by_design": v.correct,
+        "refresh_threads": v.threads_used,
         "steps": steps,
         "warmup": args.warmup,
         "wall_s": wall,

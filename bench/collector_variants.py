@@ -27,7 +27,6 @@ Variants:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import mujoco
 import numpy as np
@@ -134,6 +133,11 @@ class Variant:
     def unavailable(cls, backend_name: str) -> str | None:
         return None
 
+    @property
+    def threads_used(self) -> int:
+        """Threads of the refresh (the backend's for the native calls)."""
+        return self.backend.threads_used
+
     def reset_counters(self) -> None:
         self.refresh_s = 0.0
         self.refreshed_rows = 0
@@ -142,9 +146,6 @@ class Variant:
     def mark_all_current(self) -> None:
         """After the collector brought every row current itself (start of a run)."""
         self.dirty[:] = False
-
-    def mark_all_dirty(self) -> None:
-        self.dirty[:] = True
 
     def mark_stepped(self) -> None:
         self.dirty[:] = True
@@ -205,6 +206,10 @@ class Loop(Variant):
         "per-env Python loop on a scratch MjData: copy qpos/qvel, mj_kinematics, mj_comPos, "
         "mj_comVel, mj_sensorPos, mj_sensorVel, copy the tracked columns"
     )
+
+    @property
+    def threads_used(self) -> int:
+        return 1
 
     def __init__(self, backend: Backend, task: Task, threads: int) -> None:
         super().__init__(backend, task, threads)
@@ -300,10 +305,6 @@ class _Mjrefresh(Variant):
         super().mark_reset(ids)
         self.cache.mark_dirty(ids)
 
-    def mark_all_dirty(self) -> None:
-        super().mark_all_dirty()
-        self.cache.mark_stepped()
-
     def mark_all_current(self) -> None:
         # the start of a run: the backend's forward made its sensordata current, but
         # our own array (mujoco.batch) is not; refresh everything once (untimed)
@@ -350,6 +351,3 @@ def describe() -> dict[str, str]:
 
 def availability(backend_name: str) -> dict[str, str | None]:
     return {v.name: v.unavailable(backend_name) for v in ALL}
-
-
-Factory = Callable[[Backend, Task, int], Variant]
