@@ -1,0 +1,353 @@
+"""Update-state variants of the collector benchmark: how the tracked values are
+brought current after a vector step and after a partial reset.
+
+Every variant exposes the same lifecycle, which the collector drives:
+
+* :meth:`Variant.mark_stepped` after the physics of a vector step;
+* :meth:`Variant.mark_reset` after the state of some rows was written by a reset;
+* :meth:`Variant.tracked` to read the tracking sensor block of all rows or of
+  some rows; the correct variants first bring the dirty rows among them current.
+
+Variants:
+
+* ``stale`` -- reads the batch's own ``sensordata``, one substep behind the
+  state after a step (the old semantics; fast but wrong, for reference only).
+  Reset rows are brought current by a native ``mj_forward`` of those rows.
+* ``loop`` -- per-env Python refresh on a scratch ``MjData``: copy
+  ``qpos``/``qvel``, ``mj_kinematics``, ``mj_comPos``, ``mj_comVel``,
+  ``mj_sensorPos``, ``mj_sensorVel``, copy the tracked columns.
+* ``native-ranges`` -- the backend's own native refresh of the dirty rows
+  (mjbatch-uni ``refresh_sensor_ranges``; ``mujoco.batch`` ``forward(ids,
+  stage=mjSTAGE_VEL)``), read from the batch's ``sensordata``.
+* ``mjrefresh-exact`` / ``mjrefresh-fast`` -- ``mjrefresh.Refresher`` through
+  the lifecycle adapter :func:`lifecycle_cache` (one native call over the
+  dirty rows, reading the batch's state views in place).
+"""
+
+from __future__ import annotations
+
+import time
+
+import mujoco
+import numpy as np
+from collector_backends import Backend
+from collector_tasks import Task
+
+#: Flip to True once ``mjrefresh.StateCache`` (issue 3) is merged: the
+#: mjrefresh variants then go through it instead of :class:`RowCache`.
+USE_STATE_CACHE = False
+
+
+class VariantUnavailable(Exception):
+    """The variant cannot run here (library missing, engine rejected, ...)."""
+
+
+class RowCache:
+    """Minimal per-row dirty tracking over ``Refresher.refresh_dirty_rows``.
+
+    The subset of ``mjrefresh.StateCache``'s interface the collector uses:
+    ``mark_stepped(rows=None)``, ``mark_dirty(rows)``,
+    ``refresh_dirty_rows(env_ids=None) -> int`` and ``stats``.
+    """
+
+    def __init__(self, refresher, num_envs: int, qpos, qvel, sensordata: np.ndarray) -> None:
+        self.refresher = refresher
+        self.qpos, self.qvel = qpos, qvel
+        self.out = refresher.outputs(num_envs, sensordata=sensordata)
+        self.dirty = np.ones(num_envs, dtype=bool)
+        self._scratch = np.zeros(num_envs, dtype=bool)
+        self.stats = {"calls": 0, "rows": 0}
+
+    def mark_stepped(self, rows=None) -> None:
+        if rows is None:
+            self.dirty[:] = True
+        else:
+            self.dirty[rows] = True
+
+    def mark_dirty(self, rows) -> None:
+        self.dirty[rows] = True
+
+    def refresh_dirty_rows(self, env_ids=None) -> int:
+        if env_ids is None:
+            mask = self.dirty
+        else:
+            mask = self._scratch
+            mask[:] = False
+            mask[env_ids] = self.dirty[env_ids]
+        n = self.refresher.refresh_dirty_rows(mask, self.qpos, self.qvel, self.out)
+        if env_ids is not None:
+            self.dirty[env_ids] = False
+        if n:
+            self.stats["calls"] += 1
+            self.stats["rows"] += n
+        return n
+
+
+def lifecycle_cache(refresher, num_envs: int, qpos, qvel, sensordata: np.ndarray):
+    """The lifecycle adapter the mjrefresh variants refresh through.
+
+    Until ``mjrefresh.StateCache`` is merged this is :class:`RowCache`; with
+    :data:`USE_STATE_CACHE` set, the same calls go to ``StateCache``.
+    """
+    import mjrefresh
+
+    if USE_STATE_CACHE and hasattr(mjrefresh, "StateCache"):
+        return mjrefresh.StateCache(
+            refresher, num_envs, qpos=qpos, qvel=qvel, sensordata=sensordata
+        )
+    return RowCache(refresher, num_envs, qpos, qvel, sensordata)
+
+
+def adapter_name() -> str:
+    import mjrefresh
+
+    if USE_STATE_CACHE and hasattr(mjrefresh, "StateCache"):
+        return "mjrefresh.StateCache"
+    return "RowCache (Refresher.refresh_dirty_rows)"
+
+
+class Variant:
+    """One way of bringing the tracked block current, bound to a backend and task.
+
+    Attributes:
+      name, description: identifiers for tables and JSON.
+      correct: False for ``stale`` (reads values one substep behind).
+      refresh_s: seconds spent in refresh calls since :meth:`reset_counters`.
+      refreshed_rows: rows refreshed since :meth:`reset_counters`.
+    """
+
+    name = ""
+    description = ""
+    correct = True
+
+    def __init__(self, backend: Backend, task: Task, threads: int) -> None:
+        self.backend = backend
+        self.task = task
+        self.threads = threads
+        self.n = backend.n
+        self.a, self.b = task.columns
+        self.dirty = np.ones(self.n, dtype=bool)
+        self.reset_counters()
+
+    @classmethod
+    def unavailable(cls, backend_name: str) -> str | None:
+        return None
+
+    @property
+    def threads_used(self) -> int:
+        """Threads of the refresh (the backend's for the native calls)."""
+        return self.backend.threads_used
+
+    def reset_counters(self) -> None:
+        self.refresh_s = 0.0
+        self.refreshed_rows = 0
+
+    # lifecycle ---------------------------------------------------------------
+    def mark_all_current(self) -> None:
+        """After the collector brought every row current itself (start of a run)."""
+        self.dirty[:] = False
+
+    def mark_stepped(self) -> None:
+        self.dirty[:] = True
+
+    def mark_reset(self, ids: np.ndarray) -> None:
+        self.dirty[ids] = True
+
+    def tracked(self, ids: np.ndarray | None = None) -> np.ndarray:
+        """The tracking block of every row (a view) or of ``ids`` (a copy), current."""
+        rows = np.flatnonzero(self.dirty) if ids is None else ids[self.dirty[ids]]
+        if rows.size:
+            t0 = time.perf_counter()
+            self._refresh(None if rows.size == self.n else rows)
+            self.refresh_s += time.perf_counter() - t0
+            self.refreshed_rows += int(rows.size)
+            self.dirty[rows] = False
+        block = self._block()
+        return block if ids is None else block[ids]
+
+    def _refresh(self, rows: np.ndarray | None) -> None:
+        raise NotImplementedError
+
+    def _block(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class Stale(Variant):
+    name = "stale"
+    description = (
+        "reads the batch's own sensordata (one substep behind after a step; reset rows "
+        "brought current by the batch's mj_forward) -- wrong, reference only"
+    )
+    correct = False
+
+    def mark_stepped(self) -> None:
+        pass  # reads whatever the step left
+
+    def tracked(self, ids: np.ndarray | None = None) -> np.ndarray:
+        block = self._block()
+        return block if ids is None else block[ids]
+
+    def mark_reset(self, ids: np.ndarray) -> None:
+        t0 = time.perf_counter()
+        self.backend.forward(ids)
+        self.refresh_s += time.perf_counter() - t0
+        self.refreshed_rows += int(ids.size)
+
+    def _block(self) -> np.ndarray:
+        return self.backend.sensordata[:, self.a : self.b]
+
+
+class Loop(Variant):
+    name = "loop"
+    description = (
+        "per-env Python loop on a scratch MjData: copy qpos/qvel, mj_kinematics, mj_comPos, "
+        "mj_comVel, mj_sensorPos, mj_sensorVel, copy the tracked columns"
+    )
+
+    @property
+    def threads_used(self) -> int:
+        return 1
+
+    def __init__(self, backend: Backend, task: Task, threads: int) -> None:
+        super().__init__(backend, task, threads)
+        self.data = mujoco.MjData(task.model)
+        self.out = np.zeros((self.n, self.b - self.a))
+
+    def _refresh(self, rows: np.ndarray | None) -> None:
+        m, d, out = self.task.model, self.data, self.out
+        qpos, qvel = self.backend.qpos, self.backend.qvel
+        a, b = self.a, self.b
+        sd = d.sensordata
+        kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
+        sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
+        for i in range(self.n) if rows is None else rows.tolist():
+            d.qpos[:] = qpos[i]
+            d.qvel[:] = qvel[i]
+            kinematics(m, d)
+            com_pos(m, d)
+            com_vel(m, d)
+            sensor_pos(m, d)
+            sensor_vel(m, d)
+            out[i] = sd[a:b]
+
+    def _block(self) -> np.ndarray:
+        return self.out
+
+
+class NativeRanges(Variant):
+    name = "native-ranges"
+    description = (
+        "the backend's own native refresh of the dirty rows (mjbatch-uni "
+        "refresh_sensor_ranges(ids, [start, stop]); mujoco.batch forward(ids, stage=mjSTAGE_VEL))"
+    )
+
+    def _refresh(self, rows: np.ndarray | None) -> None:
+        self.backend.native_refresh(rows, (self.a, self.b))
+
+    def _block(self) -> np.ndarray:
+        return self.backend.sensordata[:, self.a : self.b]
+
+
+def _mjrefresh_unavailable(engine: str) -> str | None:
+    try:
+        import mjrefresh
+    except Exception as e:  # noqa: BLE001 - report any import failure
+        return f"import mjrefresh failed ({type(e).__name__}: {e})"
+    m = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body name='b'><freejoint/><geom size='.1'/></body></worldbody>"
+        "<sensor><framepos objtype='xbody' objname='b'/></sensor></mujoco>"
+    )
+    try:
+        mjrefresh.Refresher(m, sensor_ranges=[(0, 3)], num_threads=1, engine=engine).close()
+    except ValueError as e:
+        return f"Refresher rejects engine={engine!r} ({e})"
+    return None
+
+
+class _Mjrefresh(Variant):
+    engine = ""
+
+    @classmethod
+    def unavailable(cls, backend_name: str) -> str | None:
+        return _mjrefresh_unavailable(cls.engine)
+
+    def __init__(self, backend: Backend, task: Task, threads: int) -> None:
+        super().__init__(backend, task, threads)
+        import mjrefresh
+
+        self.refresher = mjrefresh.Refresher(
+            task.model,
+            sensor_ranges=[(self.a, self.b)],
+            num_threads=threads,
+            engine=self.engine,
+        )
+        # results into the batch's own sensordata where it may be written (mjbatch-uni),
+        # else into our own array (mujoco.batch outputs are read-only)
+        target = backend.writable_sensordata
+        self.own = target is None
+        if target is None:
+            target = np.zeros((self.n, task.model.nsensordata))
+        self.sensordata = target
+        self.cache = lifecycle_cache(self.refresher, self.n, backend.qpos, backend.qvel, target)
+
+    @property
+    def threads_used(self) -> int:
+        return self.refresher.num_threads
+
+    def mark_stepped(self) -> None:
+        super().mark_stepped()
+        self.cache.mark_stepped()
+
+    def mark_reset(self, ids: np.ndarray) -> None:
+        super().mark_reset(ids)
+        self.cache.mark_dirty(ids)
+
+    def mark_all_current(self) -> None:
+        # the start of a run: the backend's forward made its sensordata current, but
+        # our own array (mujoco.batch) is not; refresh everything once (untimed)
+        super().mark_all_current()
+        self.cache.mark_stepped()
+        self.cache.refresh_dirty_rows()
+
+    def tracked(self, ids: np.ndarray | None = None) -> np.ndarray:
+        # the adapter decides which rows are dirty; one native call over them
+        t0 = time.perf_counter()
+        n = self.cache.refresh_dirty_rows(ids)
+        self.refresh_s += time.perf_counter() - t0
+        self.refreshed_rows += int(n)
+        block = self._block()
+        return block if ids is None else block[ids]
+
+    def _block(self) -> np.ndarray:
+        return self.sensordata[:, self.a : self.b]
+
+    def close(self) -> None:
+        self.refresher.close()
+
+
+class MjrefreshExact(_Mjrefresh):
+    name = "mjrefresh-exact"
+    description = "mjrefresh.Refresher(engine='exact') through the lifecycle adapter"
+    engine = "exact"
+
+
+class MjrefreshFast(_Mjrefresh):
+    name = "mjrefresh-fast"
+    description = "mjrefresh.Refresher(engine='fast') through the lifecycle adapter"
+    engine = "fast"
+
+
+ALL: list[type[Variant]] = [Stale, Loop, NativeRanges, MjrefreshExact, MjrefreshFast]
+BY_NAME: dict[str, type[Variant]] = {v.name: v for v in ALL}
+CORRECT = [v.name for v in ALL if v.correct]
+
+
+def describe() -> dict[str, str]:
+    return {v.name: v.description for v in ALL}
+
+
+def availability(backend_name: str) -> dict[str, str | None]:
+    return {v.name: v.unavailable(backend_name) for v in ALL}
