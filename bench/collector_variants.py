@@ -33,77 +33,22 @@ import numpy as np
 from collector_backends import Backend
 from collector_tasks import Task
 
-#: Flip to True once ``mjrefresh.StateCache`` (issue 3) is merged: the
-#: mjrefresh variants then go through it instead of :class:`RowCache`.
-USE_STATE_CACHE = False
-
-
 class VariantUnavailable(Exception):
     """The variant cannot run here (library missing, engine rejected, ...)."""
 
 
-class RowCache:
-    """Minimal per-row dirty tracking over ``Refresher.refresh_dirty_rows``.
-
-    The subset of ``mjrefresh.StateCache``'s interface the collector uses:
-    ``mark_stepped(rows=None)``, ``mark_dirty(rows)``,
-    ``refresh_dirty_rows(env_ids=None) -> int`` and ``stats``.
-    """
-
-    def __init__(self, refresher, num_envs: int, qpos, qvel, sensordata: np.ndarray) -> None:
-        self.refresher = refresher
-        self.qpos, self.qvel = qpos, qvel
-        self.out = refresher.outputs(num_envs, sensordata=sensordata)
-        self.dirty = np.ones(num_envs, dtype=bool)
-        self._scratch = np.zeros(num_envs, dtype=bool)
-        self.stats = {"calls": 0, "rows": 0}
-
-    def mark_stepped(self, rows=None) -> None:
-        if rows is None:
-            self.dirty[:] = True
-        else:
-            self.dirty[rows] = True
-
-    def mark_dirty(self, rows) -> None:
-        self.dirty[rows] = True
-
-    def refresh_dirty_rows(self, env_ids=None) -> int:
-        if env_ids is None:
-            mask = self.dirty
-        else:
-            mask = self._scratch
-            mask[:] = False
-            mask[env_ids] = self.dirty[env_ids]
-        n = self.refresher.refresh_dirty_rows(mask, self.qpos, self.qvel, self.out)
-        if env_ids is not None:
-            self.dirty[env_ids] = False
-        if n:
-            self.stats["calls"] += 1
-            self.stats["rows"] += n
-        return n
-
-
 def lifecycle_cache(refresher, num_envs: int, qpos, qvel, sensordata: np.ndarray):
-    """The lifecycle adapter the mjrefresh variants refresh through.
-
-    Until ``mjrefresh.StateCache`` is merged this is :class:`RowCache`; with
-    :data:`USE_STATE_CACHE` set, the same calls go to ``StateCache``.
-    """
+    """The lifecycle adapter the mjrefresh variants refresh through: a
+    ``mjrefresh.StateCache`` bound to the backend's state views, writing the
+    tracked columns into ``sensordata``."""
     import mjrefresh
 
-    if USE_STATE_CACHE and hasattr(mjrefresh, "StateCache"):
-        return mjrefresh.StateCache(
-            refresher, num_envs, qpos=qpos, qvel=qvel, sensordata=sensordata
-        )
-    return RowCache(refresher, num_envs, qpos, qvel, sensordata)
+    return mjrefresh.StateCache(refresher, num_envs, qpos=qpos, qvel=qvel, sensordata=sensordata)
 
 
 def adapter_name() -> str:
-    import mjrefresh
-
-    if USE_STATE_CACHE and hasattr(mjrefresh, "StateCache"):
-        return "mjrefresh.StateCache"
-    return "RowCache (Refresher.refresh_dirty_rows)"
+    """Name of the lifecycle adapter recorded in the JSON."""
+    return "mjrefresh.StateCache"
 
 
 class Variant:
