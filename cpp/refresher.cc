@@ -7,6 +7,7 @@
 #include <string>
 
 #include "exact_engine.h"
+#include "fast_engine.h"
 
 namespace mjrefresh {
 namespace {
@@ -55,6 +56,9 @@ Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engin
   switch (engine) {
     case EngineKind::kExact:
       engine_ = std::make_unique<ExactEngine>(model, std::move(selection), num_threads_);
+      break;
+    case EngineKind::kFast:
+      engine_ = std::make_unique<FastEngine>(model, std::move(selection), num_threads_);
       break;
   }
   pool_ = std::make_unique<WorkerPool>(num_threads_, std::move(cpu_ids));

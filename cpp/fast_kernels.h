@@ -1,0 +1,184 @@
+// Small 3-D math kernels of the fast engine.
+//
+// Contract
+// - Pure inline functions on caller-owned arrays; no state, no allocation,
+//   no MuJoCo calls; safe on any thread. NaN/Inf in, NaN/Inf out (never a
+//   trap or an error).
+// - Each function evaluates the same expressions, in the same order, as the
+//   MuJoCo function named in its comment (engine_util_spatial.c /
+//   engine_util_blas.c), so the fast engine rounds like mj_kinematics and
+//   differs from it by at most a few ulps where the summation order of the
+//   velocity terms differs (MuJoCo sums cvel at the subtree CoM and shifts;
+//   the fast engine sums at the body origin). Inlining them instead of
+//   calling libmujoco is what makes a body visit cost tens of nanoseconds.
+// - Output arguments may alias inputs only where stated.
+#pragma once
+
+#include <cmath>
+
+#include <mujoco/mujoco.h>
+
+namespace mjrefresh::fast {
+
+inline void copy3(double r[3], const double a[3]) {
+  r[0] = a[0];
+  r[1] = a[1];
+  r[2] = a[2];
+}
+
+inline void copy4(double r[4], const double a[4]) {
+  r[0] = a[0];
+  r[1] = a[1];
+  r[2] = a[2];
+  r[3] = a[3];
+}
+
+inline void sub3(double r[3], const double a[3], const double b[3]) {
+  r[0] = a[0] - b[0];
+  r[1] = a[1] - b[1];
+  r[2] = a[2] - b[2];
+}
+
+inline void add_to3(double r[3], const double a[3]) {
+  r[0] += a[0];
+  r[1] += a[1];
+  r[2] += a[2];
+}
+
+inline void add_to_scl3(double r[3], const double a[3], double s) {
+  r[0] += a[0] * s;
+  r[1] += a[1] * s;
+  r[2] += a[2] * s;
+}
+
+// mju_cross; r must not alias a or b.
+inline void cross(double r[3], const double a[3], const double b[3]) {
+  r[0] = a[1] * b[2] - a[2] * b[1];
+  r[1] = a[2] * b[0] - a[0] * b[2];
+  r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+// mju_mulMatVec3 / mju_rotVecMat: r = M v (row-major 3x3); r must not alias v.
+inline void mat_vec(double r[3], const double m[9], const double v[3]) {
+  r[0] = m[0] * v[0] + m[1] * v[1] + m[2] * v[2];
+  r[1] = m[3] * v[0] + m[4] * v[1] + m[5] * v[2];
+  r[2] = m[6] * v[0] + m[7] * v[1] + m[8] * v[2];
+}
+
+// mju_mulMatTVec3 / mju_rotVecMatT: r = M^T v; r must not alias v.
+inline void mat_t_vec(double r[3], const double m[9], const double v[3]) {
+  r[0] = m[0] * v[0] + m[3] * v[1] + m[6] * v[2];
+  r[1] = m[1] * v[0] + m[4] * v[1] + m[7] * v[2];
+  r[2] = m[2] * v[0] + m[5] * v[1] + m[8] * v[2];
+}
+
+// mju_mulQuat; r may alias a or b.
+inline void mul_quat(double r[4], const double a[4], const double b[4]) {
+  const double t0 = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  const double t1 = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  const double t2 = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  const double t3 = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+  r[0] = t0;
+  r[1] = t1;
+  r[2] = t2;
+  r[3] = t3;
+}
+
+// mju_negQuat.
+inline void neg_quat(double r[4], const double q[4]) {
+  r[0] = q[0];
+  r[1] = -q[1];
+  r[2] = -q[2];
+  r[3] = -q[3];
+}
+
+// Range of q.q for which mju_normalize4 leaves q unchanged: sqrt is correctly
+// rounded and monotonic, so |sqrt(x) - 1| <= mjMINVAL exactly when
+// lo < x < hi for the two thresholds found here by stepping through the
+// doubles next to 1 (a few dozen steps, once per process).
+struct UnitBand {
+  double lo, hi;
+  UnitBand() {
+    hi = 1;
+    while (!(std::sqrt(hi) - 1 > mjMINVAL)) hi = std::nextafter(hi, 2.0);
+    lo = 1;
+    while (!(1 - std::sqrt(lo) > mjMINVAL)) lo = std::nextafter(lo, 0.0);
+  }
+};
+inline const UnitBand kUnitBand;
+
+// mju_normalize4: unit quaternion for a (near) zero one; left alone when the
+// norm is already within mjMINVAL of 1 (so a normalised input is unchanged).
+// The band test decides "left alone" exactly as MuJoCo does but without the
+// sqrt on the critical path of every body (and its branch is almost always
+// taken the same way, unlike a test of |q.q - 1| against mjMINVAL).
+inline void normalize4(double q[4]) {
+  const double sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+  if (sq > kUnitBand.lo && sq < kUnitBand.hi) return;
+  const double norm = std::sqrt(sq);
+  if (norm < mjMINVAL) {
+    q[0] = 1;
+    q[1] = q[2] = q[3] = 0;
+  } else if (std::fabs(norm - 1) > mjMINVAL) {
+    const double inv = 1 / norm;
+    q[0] *= inv;
+    q[1] *= inv;
+    q[2] *= inv;
+    q[3] *= inv;
+  }
+}
+
+// mju_axisAngle2Quat.
+inline void axis_angle_quat(double r[4], const double axis[3], double angle) {
+  if (angle == 0) {
+    r[0] = 1;
+    r[1] = r[2] = r[3] = 0;
+  } else {
+    const double s = std::sin(angle * 0.5);
+    r[0] = std::cos(angle * 0.5);
+    r[1] = axis[0] * s;
+    r[2] = axis[1] * s;
+    r[3] = axis[2] * s;
+  }
+}
+
+// mju_rotVecQuat; r must not alias v.
+inline void rot_vec_quat(double r[3], const double v[3], const double q[4]) {
+  if (v[0] == 0 && v[1] == 0 && v[2] == 0) {
+    r[0] = r[1] = r[2] = 0;
+  } else if (q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0) {
+    copy3(r, v);
+  } else {
+    // tmp = q_w * v + cross(q_xyz, v)
+    const double t0 = q[0] * v[0] + q[2] * v[2] - q[3] * v[1];
+    const double t1 = q[0] * v[1] + q[3] * v[0] - q[1] * v[2];
+    const double t2 = q[0] * v[2] + q[1] * v[1] - q[2] * v[0];
+    // r = v + 2 * cross(q_xyz, tmp)
+    r[0] = v[0] + 2 * (q[2] * t2 - q[3] * t1);
+    r[1] = v[1] + 2 * (q[3] * t0 - q[1] * t2);
+    r[2] = v[2] + 2 * (q[1] * t1 - q[2] * t0);
+  }
+}
+
+// mju_quat2Mat (row-major).
+inline void quat_mat(double r[9], const double q[4]) {
+  if (q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0) {
+    r[0] = r[4] = r[8] = 1;
+    r[1] = r[2] = r[3] = r[5] = r[6] = r[7] = 0;
+    return;
+  }
+  const double q00 = q[0] * q[0], q01 = q[0] * q[1], q02 = q[0] * q[2], q03 = q[0] * q[3];
+  const double q11 = q[1] * q[1], q12 = q[1] * q[2], q13 = q[1] * q[3];
+  const double q22 = q[2] * q[2], q23 = q[2] * q[3], q33 = q[3] * q[3];
+  r[0] = q00 + q11 - q22 - q33;
+  r[4] = q00 - q11 + q22 - q33;
+  r[8] = q00 - q11 - q22 + q33;
+  r[1] = 2 * (q12 - q03);
+  r[2] = 2 * (q13 + q02);
+  r[3] = 2 * (q12 + q03);
+  r[5] = 2 * (q23 - q01);
+  r[6] = 2 * (q13 - q02);
+  r[7] = 2 * (q23 + q01);
+}
+
+}  // namespace mjrefresh::fast
