@@ -23,9 +23,14 @@ bool is_vel_sensor(int type) {
 }
 
 std::string sensor_label(const mjModel* m, int i) {
+  std::string label = "sensor ";
   const char* name = mj_id2name(m, mjOBJ_SENSOR, i);
-  return "sensor " + (name && *name ? "'" + std::string(name) + "'" : "#" + std::to_string(i)) +
-         " (type " + std::to_string(m->sensor_type[i]) + ")";
+  if (name && *name) {
+    label.append("'").append(name).append("'");
+  } else {
+    label.append("#").append(std::to_string(i));
+  }
+  return label.append(" (type ").append(std::to_string(m->sensor_type[i])).append(")");
 }
 
 // Body id of an object a frame sensor or site reads.
@@ -177,6 +182,9 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
       body.iquat[k] = m->body_iquat[4 * b + k];
     }
     body.isameframe = m->body_sameframe[b];
+    body.zero_pos = body.pos[0] == 0 && body.pos[1] == 0 && body.pos[2] == 0;
+    body.unit_quat =
+        body.quat[0] == 1 && body.quat[1] == 0 && body.quat[2] == 0 && body.quat[3] == 0;
     body.mass = m->body_mass[b];
     const int jntadr = m->body_jntadr[b], jntnum = m->body_jntnum[b];
     if (jntnum == 1 && m->jnt_type[jntadr] == mjJNT_FREE) {
@@ -202,6 +210,12 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
         }
         jt.qpos0 = m->qpos0[jt.qadr];
         jt.centered = jt.pos[0] == 0 && jt.pos[1] == 0 && jt.pos[2] == 0;
+        jt.unit_axis = -1;
+        for (int k = 0; k < 3 && jt.type == mjJNT_HINGE; ++k) {
+          if (jt.axis[k] == 1 && jt.axis[(k + 1) % 3] == 0 && jt.axis[(k + 2) % 3] == 0) {
+            jt.unit_axis = k;
+          }
+        }
         joints_.push_back(jt);
       }
     }
@@ -273,15 +287,17 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
       const int lo = std::max(start, s.adr), hi = std::min(stop, s.adr + s.dim);
       if (lo < hi) s.segments.emplace_back(lo - s.adr, hi - lo);
     }
-    if (s.op == Sensor::kCopy && s.cutoff <= 0 && s.segments.size() == 1 &&
-        s.segments[0].second == s.dim) {
-      gather_.push_back({s.adr, s.src, s.dim});
+    const bool whole = s.cutoff <= 0 && s.segments.size() == 1 && s.segments[0].second == s.dim;
+    if (whole && s.op == Sensor::kCopy) {
+      (s.dim == 3 ? gather3_ : gather4_).push_back({s.adr, s.src});
+    } else if (whole && s.op == Sensor::kPosRel) {
+      pos_rel_.push_back({s.adr, s.obj.slot, s.ref.slot});
+    } else if (whole && s.op == Sensor::kQuatRel) {
+      quat_rel_.push_back({s.adr, s.obj.slot, s.ref.slot});
     } else {
       sensors_.push_back(std::move(s));
     }
   }
-  std::sort(gather_.begin(), gather_.end(),
-            [](const Copy& a, const Copy& b) { return a.col < b.col; });
 
   model_ = mj_copyModel(nullptr, model);
   scratch_.resize(num_scratch);
@@ -520,18 +536,46 @@ template <class T>
 void FastEngine::write_sensors(Scratch& sc, const Inputs& in, int64_t row, T* dst) const {
   const State* st = sc.states.data();
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
-  for (const Copy& c : gather_) {
+  // Specialised lists first: plain copies and relative poses of xbodies
+  // (all of a tracking workload), with fixed-size writes.
+  for (const Copy& c : gather3_) {
     T* o = dst + c.col;
     const double* v = sd + c.src;
     o[0] = static_cast<T>(v[0]);
     o[1] = static_cast<T>(v[1]);
     o[2] = static_cast<T>(v[2]);
-    if (c.n == 4) o[3] = static_cast<T>(v[3]);
+  }
+  for (const Copy& c : gather4_) {
+    T* o = dst + c.col;
+    const double* v = sd + c.src;
+    o[0] = static_cast<T>(v[0]);
+    o[1] = static_cast<T>(v[1]);
+    o[2] = static_cast<T>(v[2]);
+    o[3] = static_cast<T>(v[3]);
+  }
+  for (const Rel& r : pos_rel_) {
+    double d[3], v[3];
+    sub3(d, st[r.obj].pos, st[r.ref].pos);
+    mat_t_vec(v, st[r.ref].mat, d);
+    T* o = dst + r.col;
+    o[0] = static_cast<T>(v[0]);
+    o[1] = static_cast<T>(v[1]);
+    o[2] = static_cast<T>(v[2]);
+  }
+  for (const Rel& r : quat_rel_) {
+    double rq[4], q[4];
+    neg_quat(rq, st[r.ref].quat);
+    mul_quat(q, rq, st[r.obj].quat);
+    T* o = dst + r.col;
+    o[0] = static_cast<T>(q[0]);
+    o[1] = static_cast<T>(q[1]);
+    o[2] = static_cast<T>(q[2]);
+    o[3] = static_cast<T>(q[3]);
   }
   for (const Sensor& s : sensors_) {
     double vals[4];
     switch (s.op) {
-      case Sensor::kCopy:  // only with a cutoff (otherwise gathered)
+      case Sensor::kCopy:  // only with a cutoff or cut by a range (otherwise gathered)
         for (int k = 0; k < s.dim; ++k) vals[k] = sd[s.src + k];
         break;
       case Sensor::kPosRel: {
@@ -636,12 +680,22 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
         normalize4(mquat);
         bodyquat = mquat;
       }
-      double vec[3];
-      mat_vec(vec, p.mat, bodypos);
-      x.pos[0] = p.pos[0] + vec[0];
-      x.pos[1] = p.pos[1] + vec[1];
-      x.pos[2] = p.pos[2] + vec[2];
-      mul_quat(x.quat, p.quat, bodyquat);
+      // A zero offset or a unit rotation gives the parent's values exactly
+      // (for finite input); skipping them saves a third of a body's work.
+      if (b.zero_pos && b.kind != Body::kMocap) {
+        copy3(x.pos, p.pos);
+      } else {
+        double vec[3];
+        mat_vec(vec, p.mat, bodypos);
+        x.pos[0] = p.pos[0] + vec[0];
+        x.pos[1] = p.pos[1] + vec[1];
+        x.pos[2] = p.pos[2] + vec[2];
+      }
+      if (b.unit_quat && b.kind != Body::kMocap) {
+        copy4(x.quat, p.quat);
+      } else {
+        mul_quat(x.quat, p.quat, bodyquat);
+      }
       // xaxis/xanchor are only read by the velocity pass.
       const bool vel = want_vel && (b.vel_sensor || (b.vel_body && want_body_vel));
       for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
@@ -662,10 +716,16 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
           if (jt.type == mjJNT_BALL) {
             copy4(qloc, qpos + jt.qadr);
             normalize4(qloc);
+            mul_quat(x.quat, x.quat, qloc);
+          } else if (jt.unit_axis >= 0) {
+            const double angle = qpos[jt.qadr] - jt.qpos0;
+            double sn = 0, cs = 1;  // angle 0: the unit quaternion, as mju_axisAngle2Quat
+            if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
+            mul_quat_axis(x.quat, jt.unit_axis, cs, sn);
           } else {
             axis_angle_quat(qloc, jt.axis, qpos[jt.qadr] - jt.qpos0);
+            mul_quat(x.quat, x.quat, qloc);
           }
-          mul_quat(x.quat, x.quat, qloc);
           // correct for off-center rotation (exactly zero for a centered joint)
           if (!jt.centered) {
             double v0[3], v1[3];

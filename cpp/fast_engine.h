@@ -74,6 +74,7 @@ class FastEngine final : public RowEngine {
   struct Joint {
     int type, qadr, dadr;
     bool centered;  // jnt_pos == 0: the off-center correction is exactly zero
+    int unit_axis;  // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
     double pos[3], axis[3], qpos0;
   };
   struct Body {
@@ -82,6 +83,7 @@ class FastEngine final : public RowEngine {
     Kind kind = kWorld;
     int mocap = -1, qadr = 0, dadr = 0;  // kMocap: mocap id; kFree: joint addresses
     int jnt_begin = 0, jnt_end = 0;      // kJoints: range in joints_
+    bool zero_pos = false, unit_quat = false;  // body_pos == 0, body_quat == 1
     bool vel_sensor = false;             // velocity needed by a sensor
     bool vel_body = false;               // velocity needed by body_linvel/angvel
     double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // body_pos/body_quat
@@ -137,9 +139,14 @@ class FastEngine final : public RowEngine {
   // visited body's State (world frame xbody sensors without cutoff, fully
   // selected), in column order. One tight loop writes them all.
   struct Copy {
-    int col, src, n;  // sensordata column, offset in doubles from the States array, 3|4
+    int col, src;  // sensordata column, offset in doubles from the States array
   };
-  std::vector<Copy> gather_;
+  std::vector<Copy> gather3_, gather4_;  // 3- and 4-column sensors
+  // xbody framepos/framequat relative to an xbody, fully selected, no cutoff.
+  struct Rel {
+    int col, obj, ref;  // sensordata column, slots of object and reference
+  };
+  std::vector<Rel> pos_rel_, quat_rel_;
   std::vector<Subtree> subtrees_;
   std::vector<int> body_slots_;  // slot of each selected body
   int rel_slot_ = -1;
