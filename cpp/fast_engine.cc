@@ -220,6 +220,14 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
       }
     }
     body.jnt_end = static_cast<int>(joints_.size());
+    // A centered rotation leaves the origin where it is, so its anchor is the
+    // final origin unless a later joint of the body moves the origin.
+    bool moves = false;
+    for (int j = body.jnt_end - 1; j >= body.jnt_begin; --j) {
+      Joint& jt = joints_[j];
+      jt.at_origin = jt.type != mjJNT_SLIDE && jt.centered && !moves;
+      moves = moves || jt.type == mjJNT_SLIDE || !jt.centered;
+    }
     slot_of[b] = static_cast<int>(bodies_.size());
     bodies_.push_back(body);
   }
@@ -650,6 +658,71 @@ void FastEngine::subtree_com(Scratch& sc, const Sensor& s, double vals[3]) const
   }
 }
 
+// Velocity of visited body `s` (world angular velocity, linear velocity of
+// the frame origin): the sum of cdof*qvel along the chain that mj_comPos and
+// mj_comVel form, taken at the body origin instead of the subtree CoM. Free
+// and ball rotations use the body's final axes; free translations are
+// world-frame. Needs the parent's velocity and this body's final pose and
+// joint anchors/axes (so it runs right after the body's pose).
+void FastEngine::body_velocity(int s, State* st, const double* anchors,
+                               const double* qvel) const {
+  const Body& b = bodies_[s];
+  State& x = st[s];
+  const State& p = st[b.parent];
+  double r[3], c[3];
+  sub3(r, x.pos, p.pos);
+  cross(c, p.w, r);
+  copy3(x.w, p.w);
+  x.v[0] = p.v[0] + c[0];
+  x.v[1] = p.v[1] + c[1];
+  x.v[2] = p.v[2] + c[2];
+  if (b.kind == Body::kFree) {
+    const double* qd = qvel + b.dadr;
+    add_to3(x.v, qd);
+    for (int k = 0; k < 3; ++k) {
+      const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+      add_to_scl3(x.w, axis, qd[3 + k]);  // anchor = body origin: no linear term
+    }
+    return;
+  }
+  for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
+    const Joint& jt = joints_[j];
+    const double* xanchor = anchors + 6 * j;
+    const double* xaxis = xanchor + 3;
+    const double* qd = qvel + jt.dadr;
+    switch (jt.type) {
+      case mjJNT_SLIDE:
+        add_to_scl3(x.v, xaxis, qd[0]);
+        break;
+      case mjJNT_HINGE:
+        add_to_scl3(x.w, xaxis, qd[0]);
+        if (jt.at_origin) break;  // x.pos - xanchor is exactly 0
+        sub3(r, x.pos, xanchor);
+        cross(c, xaxis, r);
+        add_to_scl3(x.v, c, qd[0]);
+        break;
+      case mjJNT_BALL:
+        if (jt.at_origin) {
+          for (int k = 0; k < 3; ++k) {
+            const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+            add_to_scl3(x.w, axis, qd[k]);
+          }
+          break;
+        }
+        sub3(r, x.pos, xanchor);
+        for (int k = 0; k < 3; ++k) {
+          const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+          cross(c, axis, r);
+          add_to_scl3(x.w, axis, qd[k]);
+          add_to_scl3(x.v, c, qd[k]);
+        }
+        break;
+      default:  // a free joint among several joints cannot be compiled
+        break;
+    }
+  }
+}
+
 bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                              char* message, std::size_t message_size) {
   Scratch& sc = scratch_[t];
@@ -661,7 +734,8 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
   const bool want_vel = any_vel_sensor_ || want_body_vel;
   const int nslot = static_cast<int>(bodies_.size());
 
-  // Poses: mj_kinematics restricted to the visited bodies.
+  // Poses (mj_kinematics restricted to the visited bodies) and, where
+  // needed, velocities, in one pass from parents to children.
   for (int s = 1; s < nslot; ++s) {
     const Body& b = bodies_[s];
     State& x = st[s];
@@ -740,61 +814,8 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
     }
     normalize4(x.quat);
     quat_mat(x.mat, x.quat);
-  }
-
-  // Velocities: the sum of cdof*qvel along the chain (mj_comPos/mj_comVel),
-  // taken at each body's frame origin. Free and ball rotations use the
-  // body's final axes, translations of a free joint are world-frame.
-  if (want_vel) {
-    for (int s = 1; s < nslot; ++s) {
-      const Body& b = bodies_[s];
-      if (!(b.vel_sensor || (b.vel_body && want_body_vel))) continue;
-      State& x = st[s];
-      const State& p = st[b.parent];
-      double r[3], c[3];
-      sub3(r, x.pos, p.pos);
-      cross(c, p.w, r);
-      copy3(x.w, p.w);
-      x.v[0] = p.v[0] + c[0];
-      x.v[1] = p.v[1] + c[1];
-      x.v[2] = p.v[2] + c[2];
-      if (b.kind == Body::kFree) {
-        const double* qd = qvel + b.dadr;
-        add_to3(x.v, qd);
-        for (int k = 0; k < 3; ++k) {
-          const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
-          add_to_scl3(x.w, axis, qd[3 + k]);  // anchor = body origin: no linear term
-        }
-        continue;
-      }
-      for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
-        const Joint& jt = joints_[j];
-        const double* xanchor = anchors + 6 * j;
-        const double* xaxis = xanchor + 3;
-        const double* qd = qvel + jt.dadr;
-        switch (jt.type) {
-          case mjJNT_SLIDE:
-            add_to_scl3(x.v, xaxis, qd[0]);
-            break;
-          case mjJNT_HINGE:
-            sub3(r, x.pos, xanchor);
-            cross(c, xaxis, r);
-            add_to_scl3(x.w, xaxis, qd[0]);
-            add_to_scl3(x.v, c, qd[0]);
-            break;
-          case mjJNT_BALL:
-            sub3(r, x.pos, xanchor);
-            for (int k = 0; k < 3; ++k) {
-              const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
-              cross(c, axis, r);
-              add_to_scl3(x.w, axis, qd[k]);
-              add_to_scl3(x.v, c, qd[k]);
-            }
-            break;
-          default:  // a free joint among several joints cannot be compiled
-            break;
-        }
-      }
+    if (want_vel && (b.vel_sensor || (b.vel_body && want_body_vel))) {
+      body_velocity(s, st, anchors, qvel);
     }
   }
 

@@ -149,7 +149,9 @@ def _zoo_sensors() -> str:
 
 
 def zoo_xml() -> str:
+    # armature keeps the mass matrix regular (MuJoCo warns otherwise)
     return f"""<mujoco model="zoo">
+  <default><joint armature="0.01"/></default>
   <worldbody>{_ZOO_BODIES}
   </worldbody>
   <sensor>
@@ -171,7 +173,7 @@ def chain_xml(n: int = 12) -> str:
         f'<framepos objtype="xbody" objname="c{i}"/><framelinvel objtype="xbody" objname="c{i}"/>'
         f'<frameangvel objtype="site" objname="cs{i}" reftype="xbody" refname="c0"/>'
         for i in range(n))
-    return f"""<mujoco model="chain"><worldbody>{body}</worldbody>
+    return f"""<mujoco model="chain"><default><joint armature="0.01"/></default><worldbody>{body}</worldbody>
   <sensor>{sensors}</sensor></mujoco>"""
 
 
@@ -664,7 +666,7 @@ def build_tree(bodies) -> mujoco.MjModel:
         if b["free"]:
             body.add_freejoint()
         for k, (jtype, ax, pos) in enumerate(b["joints"]):
-            body.add_joint(name=f"j{i}_{k}", type=jtype, axis=ax, pos=pos)
+            body.add_joint(name=f"j{i}_{k}", type=jtype, axis=ax, pos=pos, armature=0.01)
         body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.05, 0, 0], pos=b["ipos"])
         body.add_site(name=f"s{i}", pos=b["site"])
         made.append(body)
