@@ -307,6 +307,9 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     }
   }
 
+  for (int j = 0; j < static_cast<int>(joints_.size()); ++j) {
+    if (joints_[j].type == mjJNT_HINGE) hinges_.push_back(j);
+  }
   model_ = mj_copyModel(nullptr, model);
   scratch_.resize(num_scratch);
   for (Scratch& sc : scratch_) {
@@ -315,6 +318,7 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     world.quat[0] = 1;
     world.mat[0] = world.mat[4] = world.mat[8] = 1;
     sc.anchors.assign(6 * joints_.size() + 8, 0.0);  // + padding against false sharing
+    sc.halfangle.assign(2 * joints_.size() + 8, 0.0);
     sc.subtree.assign(4 * bodies_.size() + 8, 0.0);
   }
 }
@@ -734,6 +738,18 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
   const bool want_vel = any_vel_sensor_ || want_body_vel;
   const int nslot = static_cast<int>(bodies_.size());
 
+  // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms;
+  // angle 0 gives exactly the unit quaternion there too).
+  double* half = sc.halfangle.data();
+  for (int j : hinges_) {
+    const Joint& jt = joints_[j];
+    const double angle = qpos[jt.qadr] - jt.qpos0;
+    double sn = 0, cs = 1;
+    if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
+    half[2 * j] = cs;
+    half[2 * j + 1] = sn;
+  }
+
   // Poses (mj_kinematics restricted to the visited bodies) and, where
   // needed, velocities, in one pass from parents to children.
   for (int s = 1; s < nslot; ++s) {
@@ -792,12 +808,14 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
             normalize4(qloc);
             mul_quat(x.quat, x.quat, qloc);
           } else if (jt.unit_axis >= 0) {
-            const double angle = qpos[jt.qadr] - jt.qpos0;
-            double sn = 0, cs = 1;  // angle 0: the unit quaternion, as mju_axisAngle2Quat
-            if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
-            mul_quat_axis(x.quat, jt.unit_axis, cs, sn);
+            mul_quat_axis(x.quat, jt.unit_axis, half[2 * j], half[2 * j + 1]);
           } else {
-            axis_angle_quat(qloc, jt.axis, qpos[jt.qadr] - jt.qpos0);
+            // mju_axisAngle2Quat with the precomputed half-angle terms
+            const double sn = half[2 * j + 1];
+            qloc[0] = half[2 * j];
+            qloc[1] = jt.axis[0] * sn;
+            qloc[2] = jt.axis[1] * sn;
+            qloc[3] = jt.axis[2] * sn;
             mul_quat(x.quat, x.quat, qloc);
           }
           // correct for off-center rotation (exactly zero for a centered joint)

@@ -156,11 +156,17 @@ class FastEngine final : public RowEngine {
   int rel_slot_ = -1;
   std::vector<Frame> sites_;
   bool any_vel_sensor_ = false;
+  // Hinges (indices into joints_) whose half-angle sin/cos are computed up
+  // front for a row: independent work the CPU overlaps, instead of a libm-
+  // like latency on the pose chain of every body.
+  std::vector<int> hinges_;
   // Per participant: nslot States, 6 doubles per joint (xanchor, xaxis),
+  // 2 per joint (hinge cos/sin),
   // 4 doubles per slot for subtree sums.
   struct Scratch {
     std::vector<State> states;
     std::vector<double> anchors;
+    std::vector<double> halfangle;  // cos, sin of half of each hinge angle
     std::vector<double> subtree;
   };
   std::vector<Scratch> scratch_;

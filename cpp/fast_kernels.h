@@ -129,7 +129,7 @@ inline void normalize4(double q[4]) {
   }
 }
 
-// sin and cos of x. For |x| <= 1e5: Cody-Waite reduction by pi/2 and the
+// sin and cos of x (the half-angle terms of mju_axisAngle2Quat). For |x| <= 1e5: Cody-Waite reduction by pi/2 and the
 // fdlibm kernels (__kernel_sin/__kernel_cos coefficients), within ~2 ulp of
 // the correctly rounded values libm returns; about 3x cheaper than glibc's
 // sincos, which is a sixth of a hinge body's cost. Larger or non-finite x go
@@ -147,35 +147,24 @@ inline void sin_cos(double x, double* sn, double* cs) {
   constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52
   const double n = (x * kTwoOverPi + kRound) - kRound;
   const double r = (x - n * kPio2Hi) - n * kPio2Lo;  // |n| < 2^17: n * kPio2Hi is exact
+  // The fdlibm polynomials in z = r^2, evaluated by Estrin's scheme (three
+  // independent pairs) rather than Horner's, to shorten the dependency chain.
   const double z = r * r;
-  const double s = r + z * r * (-1.66666666666666324348e-01 +
-                   z * (8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04 +
-                   z * (2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 +
-                   z * 1.58969099521155010221e-10)))));
-  const double c = 1 - 0.5 * z + z * z * (4.16666666666666019037e-02 +
-                   z * (-1.38888888888741095749e-03 + z * (2.48015872894767294178e-05 +
-                   z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09 +
-                   z * -1.13596475577881948265e-11)))));
+  const double z2 = z * z;
+  const double z4 = z2 * z2;
+  const double ps = (-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03) +
+                    z2 * (-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) +
+                    z4 * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10);
+  const double pc = (4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) +
+                    z2 * (2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) +
+                    z4 * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11);
+  const double s = r + z * r * ps;
+  const double c = 1 - 0.5 * z + z2 * pc;
   switch (static_cast<int64_t>(n) & 3) {
     case 0: *sn = s; *cs = c; break;
     case 1: *sn = c; *cs = -s; break;
     case 2: *sn = -s; *cs = -c; break;
     default: *sn = -c; *cs = s; break;
-  }
-}
-
-// mju_axisAngle2Quat (with sin_cos for the half angle).
-inline void axis_angle_quat(double r[4], const double axis[3], double angle) {
-  if (angle == 0) {
-    r[0] = 1;
-    r[1] = r[2] = r[3] = 0;
-  } else {
-    double s, c;
-    sin_cos(angle * 0.5, &s, &c);
-    r[0] = c;
-    r[1] = axis[0] * s;
-    r[2] = axis[1] * s;
-    r[3] = axis[2] * s;
   }
 }
 
