@@ -1,6 +1,7 @@
 #include "fast_engine.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -236,8 +237,8 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   for (int b : sel_.bodies) body_slots_.push_back(slot_of[b]);
   if (sel_.relative_to >= 0) rel_slot_ = slot_of[sel_.relative_to];
   for (int s : sel_.sites) sites_.push_back(make_frame(m, mjOBJ_SITE, s, slot_of));
+  // kCopy sources are offsets (in doubles) into the States array.
   static_assert(std::is_standard_layout_v<State> && sizeof(State) % sizeof(double) == 0);
-  const State dummy{};
   constexpr int kStateSize = sizeof(State) / sizeof(double);
   for (int i : sel_.sensors) {
     Sensor s;
@@ -276,16 +277,18 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
           s.ref = make_frame(m, m->sensor_reftype[i], m->sensor_refid[i], slot_of);
         }
     }
-    const bool xbody = s.obj.kind == Frame::kXBody && s.type != mjSENS_SUBTREECOM;
-    const bool xref = !s.has_ref || s.ref.kind == Frame::kXBody;
-    auto field = [&](const double* f) {
-      return static_cast<int>(f - &dummy.pos[0]) + s.obj.slot * kStateSize;
+    // xbody frame sensors read a visited body's State directly.
+    const bool xbody = m->sensor_objtype[i] == mjOBJ_XBODY;
+    const bool world = m->sensor_refid[i] < 0;
+    const bool xref = !world && m->sensor_reftype[i] == mjOBJ_XBODY;
+    auto field = [&](std::size_t offset) {
+      return static_cast<int>(offset / sizeof(double)) + s.obj.slot * kStateSize;
     };
-    if (xbody && !s.has_ref) {
-      if (s.type == mjSENS_FRAMEPOS) s.op = Sensor::kCopy, s.src = field(dummy.pos);
-      if (s.type == mjSENS_FRAMEQUAT) s.op = Sensor::kCopy, s.src = field(dummy.quat);
-      if (s.type == mjSENS_FRAMELINVEL) s.op = Sensor::kCopy, s.src = field(dummy.v);
-      if (s.type == mjSENS_FRAMEANGVEL) s.op = Sensor::kCopy, s.src = field(dummy.w);
+    if (xbody && world) {
+      if (s.type == mjSENS_FRAMEPOS) s.op = Sensor::kCopy, s.src = field(offsetof(State, pos));
+      if (s.type == mjSENS_FRAMEQUAT) s.op = Sensor::kCopy, s.src = field(offsetof(State, quat));
+      if (s.type == mjSENS_FRAMELINVEL) s.op = Sensor::kCopy, s.src = field(offsetof(State, v));
+      if (s.type == mjSENS_FRAMEANGVEL) s.op = Sensor::kCopy, s.src = field(offsetof(State, w));
     } else if (xbody && xref) {
       if (s.type == mjSENS_FRAMEPOS) s.op = Sensor::kPosRel;
       if (s.type == mjSENS_FRAMEQUAT) s.op = Sensor::kQuatRel;
