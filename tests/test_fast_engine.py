@@ -631,6 +631,57 @@ def test_fast_rejects_uncovered_sensor_by_name():
         mjrefresh.Refresher(m, sensors=["camrel"], engine="fast")
 
 
+_MANY_TYPES_XML = """<mujoco><worldbody>
+  <body name="a" pos="0 0 1"><freejoint/><geom name="ga" size=".1"/>
+    <site name="s1" pos="0 0 .1"/>
+    <body name="b" pos="0 0 -.3"><joint name="h2" axis="0 1 0"/><geom name="gb" size=".1"/>
+      <site name="s2" pos="0 0 -.1"/></body></body>
+  <body name="c" pos="1 0 0"><joint name="ball" type="ball"/><geom size=".1"/></body>
+  <camera name="cam" pos="0 -2 0" xyaxes="1 0 0 0 0 1"/>
+  </worldbody>
+  <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial></tendon>
+  <actuator><motor name="m" joint="h2"/></actuator>
+  <sensor>
+    <framepos objtype="xbody" objname="b"/><framequat objtype="body" objname="b" reftype="geom" refname="ga"/>
+    <framexaxis objtype="geom" objname="gb"/><frameyaxis objtype="site" objname="s2"/>
+    <framezaxis objtype="xbody" objname="b" reftype="site" refname="s1"/>
+    <framelinvel objtype="site" objname="s2" reftype="body" refname="a"/>
+    <frameangvel objtype="geom" objname="gb" reftype="xbody" refname="a"/>
+    <velocimeter site="s2"/><gyro site="s1"/><jointpos joint="h2"/><jointvel joint="h2"/>
+    <ballquat joint="ball"/><ballangvel joint="ball"/><subtreecom body="a"/><clock/>
+    <magnetometer site="s1"/><rangefinder site="s1"/><tendonpos tendon="t"/><tendonvel tendon="t"/>
+    <actuatorpos actuator="m"/><actuatorvel actuator="m"/><subtreelinvel body="a"/>
+    <subtreeangmom body="a"/><camprojection site="s2" camera="cam"/>
+    <framepos objtype="camera" objname="cam"/>
+    <framelinvel objtype="xbody" objname="b" reftype="camera" refname="cam"/>
+  </sensor></mujoco>"""
+
+
+def test_python_and_native_coverage_rules_agree():
+    """For each sensor alone: the planner's rule (plan.fast_uncovered) and the
+    native engine's (fast_uncovered in fast_engine.cc) accept the same ones."""
+    from mjrefresh import _native, plan as plan_mod
+
+    m = mujoco.MjModel.from_xml_string(_MANY_TYPES_XML)
+    covered = 0
+    for i in range(m.nsensor):
+        why = plan_mod.fast_uncovered(m, [i])
+        adr, dim = int(m.sensor_adr[i]), int(m.sensor_dim[i])
+        args = (m._address, 0, [(adr, adr + dim)], [i], [], -1, [], 1, [])
+        if why is None:
+            covered += 1
+            _native.core.Refresher(*args, "fast").close()
+            r = mjrefresh.Refresher(m, sensors=[i], num_threads=1, engine="fast")
+            assert r.plan.engine == "fast"
+            r.close()
+        else:
+            with pytest.raises(ValueError, match="engine 'fast'"):
+                _native.core.Refresher(*args, "fast")
+            with pytest.raises(PlanError):
+                mjrefresh.Refresher(m, sensors=[i], num_threads=1, engine="fast")
+    assert covered == 15
+
+
 def test_exact_when_requested_and_when_sensors_are_disabled():
     m = model("go1like")
     r = mjrefresh.Refresher(m, sensors=tracking_sensors(m), num_threads=1, engine="exact")
