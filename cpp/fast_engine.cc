@@ -323,6 +323,13 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     sc.anchors.assign(6 * joints_.size() + 8, 0.0);  // + padding against false sharing
     sc.halfangle.assign(2 * joints_.size() + 8, 0.0);
     sc.subtree.assign(4 * bodies_.size() + 8, 0.0);
+    sc.states_b = sc.states;
+    sc.states2.assign(bodies_.size(), StateT<V2>{});
+    StateT<V2>& world2 = sc.states2[0];
+    world2.quat[0] = V2{1, 1};
+    world2.mat[0] = world2.mat[4] = world2.mat[8] = V2{1, 1};
+    sc.anchors2.assign(6 * joints_.size() + 4, V2{0, 0});
+    sc.halfangle2.assign(2 * joints_.size() + 4, V2{0, 0});
   }
 }
 
@@ -548,8 +555,8 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
 }
 
 template <class T>
-void FastEngine::write_sensors(Scratch& sc, const Inputs& in, int64_t row, T* dst) const {
-  const State* st = sc.states.data();
+void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
+                               T* dst) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
   // Specialised lists first: plain copies and relative poses of xbodies
   // (all of a tracking workload), with fixed-size writes.
@@ -609,7 +616,7 @@ void FastEngine::write_sensors(Scratch& sc, const Inputs& in, int64_t row, T* ds
       }
       case Sensor::kGeneric:
         if (s.type == mjSENS_SUBTREECOM) {
-          subtree_com(sc, s, vals);
+          subtree_com(sc, st, s, vals);
         } else {
           compute_sensor(st, s, in, row, vals);
         }
@@ -631,8 +638,8 @@ void FastEngine::write_sensors(Scratch& sc, const Inputs& in, int64_t row, T* ds
 
 // subtree_com of one body: mj_comPos's backward pass over the subtree, in
 // its order (children, by descending id, before the body's own term).
-void FastEngine::subtree_com(Scratch& sc, const Sensor& s, double vals[3]) const {
-  const State* st = sc.states.data();
+void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s,
+                             double vals[3]) const {
   const Subtree& tree = subtrees_[s.subtree];
   double* acc = sc.subtree.data();
   for (int slot : tree.slots) {
@@ -671,12 +678,12 @@ void FastEngine::subtree_com(Scratch& sc, const Sensor& s, double vals[3]) const
 // and ball rotations use the body's final axes; free translations are
 // world-frame. Needs the parent's velocity and this body's final pose and
 // joint anchors/axes (so it runs right after the body's pose).
-void FastEngine::body_velocity(int s, State* st, const double* anchors,
-                               const double* qvel) const {
+template <class T, class R>
+void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const {
   const Body& b = bodies_[s];
-  State& x = st[s];
-  const State& p = st[b.parent];
-  double r[3], c[3];
+  StateT<T>& x = st[s];
+  const StateT<T>& p = st[b.parent];
+  T r[3], c[3];
   sub3(r, x.pos, p.pos);
   cross(c, p.w, r);
   copy3(x.w, p.w);
@@ -684,44 +691,40 @@ void FastEngine::body_velocity(int s, State* st, const double* anchors,
   x.v[1] = p.v[1] + c[1];
   x.v[2] = p.v[2] + c[2];
   if (b.kind == Body::kFree) {
-    const double* qd = qvel + b.dadr;
-    add_to3(x.v, qd);
+    const T lin[3] = {qvel[b.dadr], qvel[b.dadr + 1], qvel[b.dadr + 2]};
+    add_to3(x.v, lin);
     for (int k = 0; k < 3; ++k) {
-      const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
-      add_to_scl3(x.w, axis, qd[3 + k]);  // anchor = body origin: no linear term
+      const T axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+      add_to_scl3(x.w, axis, qvel[b.dadr + 3 + k]);  // anchor = body origin: no linear term
     }
     return;
   }
   for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
     const Joint& jt = joints_[j];
-    const double* xanchor = anchors + 6 * j;
-    const double* xaxis = xanchor + 3;
-    const double* qd = qvel + jt.dadr;
+    const T* xanchor = anchors + 6 * j;
+    const T* xaxis = xanchor + 3;
     switch (jt.type) {
       case mjJNT_SLIDE:
-        add_to_scl3(x.v, xaxis, qd[0]);
+        add_to_scl3(x.v, xaxis, qvel[jt.dadr]);
         break;
-      case mjJNT_HINGE:
-        add_to_scl3(x.w, xaxis, qd[0]);
+      case mjJNT_HINGE: {
+        const T qd = qvel[jt.dadr];
+        add_to_scl3(x.w, xaxis, qd);
         if (jt.at_origin) break;  // x.pos - xanchor is exactly 0
         sub3(r, x.pos, xanchor);
         cross(c, xaxis, r);
-        add_to_scl3(x.v, c, qd[0]);
+        add_to_scl3(x.v, c, qd);
         break;
+      }
       case mjJNT_BALL:
-        if (jt.at_origin) {
-          for (int k = 0; k < 3; ++k) {
-            const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
-            add_to_scl3(x.w, axis, qd[k]);
-          }
-          break;
-        }
-        sub3(r, x.pos, xanchor);
+        if (!jt.at_origin) sub3(r, x.pos, xanchor);
         for (int k = 0; k < 3; ++k) {
-          const double axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+          const T qd = qvel[jt.dadr + k];
+          const T axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+          add_to_scl3(x.w, axis, qd);
+          if (jt.at_origin) continue;
           cross(c, axis, r);
-          add_to_scl3(x.w, axis, qd[k]);
-          add_to_scl3(x.v, c, qd[k]);
+          add_to_scl3(x.v, c, qd);
         }
         break;
       default:  // a free joint among several joints cannot be compiled
@@ -730,71 +733,75 @@ void FastEngine::body_velocity(int s, State* st, const double* anchors,
   }
 }
 
-bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
-                             char* message, std::size_t message_size) {
-  Scratch& sc = scratch_[t];
-  State* st = sc.states.data();
-  double* anchors = sc.anchors.data();
-  const double* qpos = in.qpos.row(row);
-  const double* qvel = in.qvel.row(row);
-  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
-  const bool want_vel = any_vel_sensor_ || want_body_vel;
-  const int nslot = static_cast<int>(bodies_.size());
-
-  // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms;
-  // angle 0 gives exactly the unit quaternion there too).
-  double* half = sc.halfangle.data();
+// Poses (mj_kinematics restricted to the visited bodies) and, where needed,
+// velocities, in one pass from parents to children. R reads row data: one
+// row (T = double) or two rows into the two lanes (T = V2).
+template <class T, class R>
+void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
+                            R mocap_quat, bool want_vel, bool want_body_vel) const {
+  // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
+  // up front: they depend on qpos only, so the CPU overlaps them instead of
+  // waiting for each on a body's dependency chain.
   for (int j : hinges_) {
     const Joint& jt = joints_[j];
-    const double angle = qpos[jt.qadr] - jt.qpos0;
-    double sn = 0, cs = 1;
-    if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
+    const T angle = qpos[jt.qadr] - jt.qpos0;
+    T sn, cs;
+    if constexpr (std::is_same_v<T, double>) {
+      sn = 0, cs = 1;  // angle 0: exactly the unit quaternion
+      if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
+    } else {
+      sin_cos(angle * 0.5, &sn, &cs);  // sin_cos(0) is exactly (0, 1)
+    }
     half[2 * j] = cs;
     half[2 * j + 1] = sn;
   }
 
-  // Poses (mj_kinematics restricted to the visited bodies) and, where
-  // needed, velocities, in one pass from parents to children.
+  const int nslot = static_cast<int>(bodies_.size());
   for (int s = 1; s < nslot; ++s) {
     const Body& b = bodies_[s];
-    State& x = st[s];
+    StateT<T>& x = st[s];
     if (b.kind == Body::kFree) {
-      copy3(x.pos, qpos + b.qadr);
-      copy4(x.quat, qpos + b.qadr + 3);
+      for (int k = 0; k < 3; ++k) x.pos[k] = qpos[b.qadr + k];
+      for (int k = 0; k < 4; ++k) x.quat[k] = qpos[b.qadr + 3 + k];
       normalize4(x.quat);  // mj_normalizeQuat on qpos
     } else {
-      const State& p = st[b.parent];
-      const double* bodypos = b.pos;
-      const double* bodyquat = b.quat;
-      double mquat[4];
+      const StateT<T>& p = st[b.parent];
       if (b.kind == Body::kMocap) {
-        bodypos = in.mocap_pos.row(row) + 3 * b.mocap;
-        copy4(mquat, in.mocap_quat.row(row) + 4 * b.mocap);
+        const T mpos[3] = {mocap_pos[3 * b.mocap], mocap_pos[3 * b.mocap + 1],
+                           mocap_pos[3 * b.mocap + 2]};
+        T mquat[4] = {mocap_quat[4 * b.mocap], mocap_quat[4 * b.mocap + 1],
+                      mocap_quat[4 * b.mocap + 2], mocap_quat[4 * b.mocap + 3]};
         normalize4(mquat);
-        bodyquat = mquat;
-      }
-      // A zero offset or a unit rotation gives the parent's values exactly
-      // (for finite input); skipping them saves a third of a body's work.
-      if (b.zero_pos && b.kind != Body::kMocap) {
-        copy3(x.pos, p.pos);
-      } else {
-        double vec[3];
-        mat_vec(vec, p.mat, bodypos);
+        T vec[3];
+        mat_vec(vec, p.mat, mpos);
         x.pos[0] = p.pos[0] + vec[0];
         x.pos[1] = p.pos[1] + vec[1];
         x.pos[2] = p.pos[2] + vec[2];
-      }
-      if (b.unit_quat && b.kind != Body::kMocap) {
-        copy4(x.quat, p.quat);
+        mul_quat(x.quat, p.quat, mquat);
       } else {
-        mul_quat(x.quat, p.quat, bodyquat);
+        // A zero offset or a unit rotation gives the parent's values exactly
+        // (for finite input); skipping them saves a third of a body's work.
+        if (b.zero_pos) {
+          copy3(x.pos, p.pos);
+        } else {
+          T vec[3];
+          mat_vec(vec, p.mat, b.pos);
+          x.pos[0] = p.pos[0] + vec[0];
+          x.pos[1] = p.pos[1] + vec[1];
+          x.pos[2] = p.pos[2] + vec[2];
+        }
+        if (b.unit_quat) {
+          copy4(x.quat, p.quat);
+        } else {
+          mul_quat(x.quat, p.quat, b.quat);
+        }
       }
-      // xaxis/xanchor are only read by the velocity pass.
+      // xaxis is only read by the velocities (and slides).
       const bool vel = want_vel && (b.vel_sensor || (b.vel_body && want_body_vel));
       for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
         const Joint& jt = joints_[j];
-        double* xanchor = anchors + 6 * j;
-        double* xaxis = xanchor + 3;
+        T* xanchor = anchors + 6 * j;
+        T* xaxis = xanchor + 3;
         if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jt.axis, x.quat);
         if (jt.centered) {
           copy3(xanchor, x.pos);  // rot_vec_quat(0) + pos, exactly
@@ -804,32 +811,28 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
         }
         if (jt.type == mjJNT_SLIDE) {
           add_to_scl3(x.pos, xaxis, qpos[jt.qadr] - jt.qpos0);
+          continue;
+        }
+        if (jt.type == mjJNT_BALL) {
+          T qloc[4] = {qpos[jt.qadr], qpos[jt.qadr + 1], qpos[jt.qadr + 2], qpos[jt.qadr + 3]};
+          normalize4(qloc);
+          mul_quat(x.quat, x.quat, qloc);
+        } else if (jt.unit_axis >= 0) {
+          mul_quat_axis(x.quat, jt.unit_axis, half[2 * j], half[2 * j + 1]);
         } else {
-          double qloc[4];
-          if (jt.type == mjJNT_BALL) {
-            copy4(qloc, qpos + jt.qadr);
-            normalize4(qloc);
-            mul_quat(x.quat, x.quat, qloc);
-          } else if (jt.unit_axis >= 0) {
-            mul_quat_axis(x.quat, jt.unit_axis, half[2 * j], half[2 * j + 1]);
-          } else {
-            // mju_axisAngle2Quat with the precomputed half-angle terms
-            const double sn = half[2 * j + 1];
-            qloc[0] = half[2 * j];
-            qloc[1] = jt.axis[0] * sn;
-            qloc[2] = jt.axis[1] * sn;
-            qloc[3] = jt.axis[2] * sn;
-            mul_quat(x.quat, x.quat, qloc);
-          }
-          // correct for off-center rotation (exactly zero for a centered joint)
-          if (!jt.centered) {
-            double v0[3], v1[3];
-            sub3(v0, xanchor, x.pos);
-            rot_vec_quat(v1, jt.pos, x.quat);
-            x.pos[0] += (v0[0] - v1[0]);
-            x.pos[1] += (v0[1] - v1[1]);
-            x.pos[2] += (v0[2] - v1[2]);
-          }
+          // mju_axisAngle2Quat with the precomputed half-angle terms
+          const T sn = half[2 * j + 1];
+          const T qloc[4] = {half[2 * j], jt.axis[0] * sn, jt.axis[1] * sn, jt.axis[2] * sn};
+          mul_quat(x.quat, x.quat, qloc);
+        }
+        // correct for off-center rotation (exactly zero for a centered joint)
+        if (!jt.centered) {
+          T v0[3], v1[3];
+          sub3(v0, xanchor, x.pos);
+          rot_vec_quat(v1, jt.pos, x.quat);
+          x.pos[0] += (v0[0] - v1[0]);
+          x.pos[1] += (v0[1] - v1[1]);
+          x.pos[2] += (v0[2] - v1[2]);
         }
       }
     }
@@ -839,14 +842,75 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
       body_velocity(s, st, anchors, qvel);
     }
   }
+}
 
+namespace {
+
+// Row data for the kinematics: one row, or two rows read into V2 lanes.
+struct Row1 {
+  const double* p;
+  double operator[](int i) const { return p[i]; }
+};
+struct Row2 {
+  const double* a;
+  const double* b;
+  V2 operator[](int i) const { return V2{a[i], b[i]}; }
+};
+
+const double* row_or_null(const RowView<const double>& v, int64_t row) {
+  return v.valid() ? v.row(row) : nullptr;
+}
+
+}  // namespace
+
+bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
+                             char* message, std::size_t message_size) {
+  Scratch& sc = scratch_[t];
+  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), Row1{in.qpos.row(row)},
+             Row1{in.qvel.row(row)}, Row1{row_or_null(in.mocap_pos, row)},
+             Row1{row_or_null(in.mocap_quat, row)}, any_vel_sensor_ || want_body_vel,
+             want_body_vel);
+  emit(sc, sc.states.data(), row, in, out);
+  return true;
+}
+
+void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                              const Outputs& out) {
+  Scratch& sc = scratch_[t];
+  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(),
+             Row2{in.qpos.row(row_a), in.qpos.row(row_b)},
+             Row2{in.qvel.row(row_a), in.qvel.row(row_b)},
+             Row2{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)},
+             Row2{row_or_null(in.mocap_quat, row_a), row_or_null(in.mocap_quat, row_b)},
+             any_vel_sensor_ || want_body_vel, want_body_vel);
+  // Split the lanes into one scalar State array per row.
+  constexpr int kFields = sizeof(State) / sizeof(double);
+  const int nslot = static_cast<int>(bodies_.size());
+  for (int s = 1; s < nslot; ++s) {
+    const V2* v = reinterpret_cast<const V2*>(&sc.states2[s]);
+    double* a = reinterpret_cast<double*>(&sc.states[s]);
+    double* b = reinterpret_cast<double*>(&sc.states_b[s]);
+    for (int k = 0; k < kFields; ++k) {
+      a[k] = v[k][0];
+      b[k] = v[k][1];
+    }
+  }
+  emit(sc, sc.states.data(), row_a, in, out);
+  emit(sc, sc.states_b.data(), row_b, in, out);
+}
+
+// Writes the selected outputs of one row from its visited bodies' states.
+void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
+                      const Outputs& out) const {
   // Sensors, written straight into the caller's row.
   if (out.sensordata.valid()) {
     const int64_t base = row * out.sensordata.row_stride;
     if (out.sensordata.type == OutType::kFloat64) {
-      write_sensors(sc, in, row, static_cast<double*>(out.sensordata.data) + base);
+      write_sensors(sc, st, in, row, static_cast<double*>(out.sensordata.data) + base);
     } else {
-      write_sensors(sc, in, row, static_cast<float*>(out.sensordata.data) + base);
+      write_sensors(sc, st, in, row, static_cast<float*>(out.sensordata.data) + base);
     }
   }
 
@@ -881,7 +945,6 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
       if (out.site_mat.valid()) store_item(out.site_mat, row, k, mat);
     }
   }
-  return true;
 }
 
 }  // namespace mjrefresh

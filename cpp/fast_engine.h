@@ -39,6 +39,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include "fast_kernels.h"
 #include "row_engine.h"
 #include "selection.h"
 
@@ -59,6 +60,12 @@ class FastEngine final : public RowEngine {
   const Selection& selection() const override { return sel_; }
   bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out, char* message,
                    std::size_t message_size) override;
+  // Two rows at once: the pose/velocity pass runs on both rows in the two
+  // lanes of SSE2 registers (same operations per lane as refresh_row), the
+  // outputs are then written row by row. Never fails.
+  bool pairs() const override { return true; }
+  void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                    const Outputs& out) override;
 
   // Bodies visited per row (world excluded), for tests and plan reporting.
   int num_visited() const { return static_cast<int>(bodies_.size()) - 1; }
@@ -95,10 +102,12 @@ class FastEngine final : public RowEngine {
     int isameframe = 0;
     double mass = 0;
   };
-  // Per-row state of one visited body.
-  struct State {
-    double pos[3], quat[4], mat[9], w[3], v[3];
+  // Per-row state of one visited body (T = V2: two rows, one per lane).
+  template <class T>
+  struct StateT {
+    T pos[3], quat[4], mat[9], w[3], v[3];
   };
+  using State = StateT<double>;
   struct Sensor {
     // kCopy: the value is `dim` doubles of one visited body's State (world
     // frame sensors on an xbody); kPosRel/kQuatRel: xbody framepos/framequat
@@ -125,12 +134,18 @@ class FastEngine final : public RowEngine {
   void frame_quat(const State* st, const Frame& f, double quat[4]) const;
   void frame_vel(const State* st, const Frame& f, const double pos[3], double w[3],
                  double v[3]) const;
-  void body_velocity(int s, State* st, const double* anchors, const double* qvel) const;
-  void inertial_pose(const State* st, int slot, double pos[3], double mat[9]) const;
   struct Scratch;
+  template <class T, class R>
+  void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
+                  R mocap_quat, bool want_vel, bool want_body_vel) const;
+  template <class T, class R>
+  void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
+  void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
+            const Outputs& out) const;
+  void inertial_pose(const State* st, int slot, double pos[3], double mat[9]) const;
   template <class T>
-  void write_sensors(Scratch& sc, const Inputs& in, int64_t row, T* dst) const;
-  void subtree_com(Scratch& sc, const Sensor& s, double vals[3]) const;
+  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row, T* dst) const;
+  void subtree_com(Scratch& sc, const State* st, const Sensor& s, double vals[3]) const;
   void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
                       double* vals) const;
 
@@ -164,7 +179,10 @@ class FastEngine final : public RowEngine {
   // 2 per joint (hinge cos/sin),
   // 4 doubles per slot for subtree sums.
   struct Scratch {
-    std::vector<State> states;
+    std::vector<State> states;    // row (a)
+    std::vector<State> states_b;  // row b of a pair
+    std::vector<StateT<fast::V2>> states2;  // a pair, lane by lane
+    std::vector<fast::V2> anchors2, halfangle2;
     std::vector<double> anchors;
     std::vector<double> halfangle;  // cos, sin of half of each hinge angle
     std::vector<double> subtree;

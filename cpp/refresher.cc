@@ -100,6 +100,7 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   std::atomic<int64_t> next{0};
   std::vector<Failure> failures(active);
   RowEngine& engine = *engine_;
+  const bool pairs = engine.pairs();
   pool_->run(active, [&](int t) {
     Failure& failure = failures[t];
     char message[1024];
@@ -107,7 +108,11 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
       if (begin >= num_rows) break;
       const int64_t end = std::min(begin + chunk, num_rows);
-      for (int64_t i = begin; i < end; ++i) {
+      int64_t i = begin;
+      if (pairs) {
+        for (; i + 1 < end; i += 2) engine.refresh_pair(t, rows[i], rows[i + 1], in, out);
+      }
+      for (; i < end; ++i) {
         const int64_t row = rows[i];
         if (!engine.refresh_row(t, row, in, out, message, sizeof(message))) {
           failure.rows.push_back(row);  // rare path: allocation is fine here
