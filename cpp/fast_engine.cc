@@ -554,12 +554,11 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
   }
 }
 
+// The specialised sensor lists: plain copies and relative poses of xbodies
+// (all of a tracking workload), with fixed-size writes.
 template <class T>
-void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
-                               T* dst) const {
+void FastEngine::write_fixed(const State* st, T* dst) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
-  // Specialised lists first: plain copies and relative poses of xbodies
-  // (all of a tracking workload), with fixed-size writes.
   for (const Copy& c : gather3_) {
     T* o = dst + c.col;
     const double* v = sd + c.src;
@@ -594,6 +593,60 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
     o[2] = static_cast<T>(q[2]);
     o[3] = static_cast<T>(q[3]);
   }
+}
+
+// The same for a pair of rows, straight from the two-lane states (no split):
+// lane 0 goes to row a, lane 1 to row b.
+template <class T>
+void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
+  const V2* sd = reinterpret_cast<const V2*>(st);  // States as V2, same offsets
+  for (const Copy& c : gather3_) {
+    const V2* v = sd + c.src;
+    T* oa = a + c.col;
+    T* ob = b + c.col;
+    for (int k = 0; k < 3; ++k) {
+      oa[k] = static_cast<T>(v[k][0]);
+      ob[k] = static_cast<T>(v[k][1]);
+    }
+  }
+  for (const Copy& c : gather4_) {
+    const V2* v = sd + c.src;
+    T* oa = a + c.col;
+    T* ob = b + c.col;
+    for (int k = 0; k < 4; ++k) {
+      oa[k] = static_cast<T>(v[k][0]);
+      ob[k] = static_cast<T>(v[k][1]);
+    }
+  }
+  for (const Rel& r : pos_rel_) {
+    V2 d[3], v[3];
+    sub3(d, st[r.obj].pos, st[r.ref].pos);
+    mat_t_vec(v, st[r.ref].mat, d);
+    T* oa = a + r.col;
+    T* ob = b + r.col;
+    for (int k = 0; k < 3; ++k) {
+      oa[k] = static_cast<T>(v[k][0]);
+      ob[k] = static_cast<T>(v[k][1]);
+    }
+  }
+  for (const Rel& r : quat_rel_) {
+    V2 rq[4], q[4];
+    neg_quat(rq, st[r.ref].quat);
+    mul_quat(q, rq, st[r.obj].quat);
+    T* oa = a + r.col;
+    T* ob = b + r.col;
+    for (int k = 0; k < 4; ++k) {
+      oa[k] = static_cast<T>(q[k][0]);
+      ob[k] = static_cast<T>(q[k][1]);
+    }
+  }
+}
+
+template <class T>
+void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
+                               T* dst, bool fixed) const {
+  const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
+  if (fixed) write_fixed(st, dst);
   for (const Sensor& s : sensors_) {
     double vals[4];
     switch (s.op) {
@@ -871,7 +924,7 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
              Row1{in.qvel.row(row)}, Row1{row_or_null(in.mocap_pos, row)},
              Row1{row_or_null(in.mocap_quat, row)}, any_vel_sensor_ || want_body_vel,
              want_body_vel);
-  emit(sc, sc.states.data(), row, in, out);
+  emit(sc, sc.states.data(), row, in, out, true);
   return true;
 }
 
@@ -885,7 +938,24 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
              Row2{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)},
              Row2{row_or_null(in.mocap_quat, row_a), row_or_null(in.mocap_quat, row_b)},
              any_vel_sensor_ || want_body_vel, want_body_vel);
-  // Split the lanes into one scalar State array per row.
+  if (out.sensordata.valid()) {
+    const int64_t a = row_a * out.sensordata.row_stride, b = row_b * out.sensordata.row_stride;
+    if (out.sensordata.type == OutType::kFloat64) {
+      double* d = static_cast<double*>(out.sensordata.data);
+      write_fixed_pair(sc.states2.data(), d + a, d + b);
+    } else {
+      float* d = static_cast<float*>(out.sensordata.data);
+      write_fixed_pair(sc.states2.data(), d + a, d + b);
+    }
+  }
+  // Everything else reads one row's scalar States: split the lanes, unless
+  // nothing else is written (a sensors-only tracking selection).
+  const bool generic = out.sensordata.valid() && !sensors_.empty();
+  const bool bodies = !body_slots_.empty() &&
+                      (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
+                       out.body_pos_rel.valid() || out.body_quat_rel.valid());
+  const bool sites = !sites_.empty() && (out.site_pos.valid() || out.site_mat.valid());
+  if (!generic && !bodies && !sites) return;
   constexpr int kFields = sizeof(State) / sizeof(double);
   const int nslot = static_cast<int>(bodies_.size());
   for (int s = 1; s < nslot; ++s) {
@@ -897,20 +967,20 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
       b[k] = v[k][1];
     }
   }
-  emit(sc, sc.states.data(), row_a, in, out);
-  emit(sc, sc.states_b.data(), row_b, in, out);
+  emit(sc, sc.states.data(), row_a, in, out, false);
+  emit(sc, sc.states_b.data(), row_b, in, out, false);
 }
 
 // Writes the selected outputs of one row from its visited bodies' states.
 void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
-                      const Outputs& out) const {
+                      const Outputs& out, bool fixed) const {
   // Sensors, written straight into the caller's row.
   if (out.sensordata.valid()) {
     const int64_t base = row * out.sensordata.row_stride;
     if (out.sensordata.type == OutType::kFloat64) {
-      write_sensors(sc, st, in, row, static_cast<double*>(out.sensordata.data) + base);
+      write_sensors(sc, st, in, row, static_cast<double*>(out.sensordata.data) + base, fixed);
     } else {
-      write_sensors(sc, st, in, row, static_cast<float*>(out.sensordata.data) + base);
+      write_sensors(sc, st, in, row, static_cast<float*>(out.sensordata.data) + base, fixed);
     }
   }
 

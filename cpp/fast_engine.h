@@ -144,11 +144,16 @@ class FastEngine final : public RowEngine {
                   R mocap_quat, bool want_vel, bool want_body_vel) const;
   template <class T, class R>
   void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
-  void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
-            const Outputs& out) const;
+  void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Outputs& out,
+            bool fixed) const;
+  template <class T>
+  void write_fixed(const State* st, T* dst) const;
+  template <class T>
+  void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
   void inertial_pose(const State* st, int slot, double pos[3], double mat[9]) const;
   template <class T>
-  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row, T* dst) const;
+  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row, T* dst,
+                     bool fixed) const;
   void subtree_com(Scratch& sc, const State* st, const Sensor& s, double vals[3]) const;
   void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
                       double* vals) const;

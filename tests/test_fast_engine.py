@@ -454,19 +454,26 @@ def test_thread_count_does_not_change_results():
         np.testing.assert_array_equal(a, getattr(out, key)[:2000])
 
 
-def test_rows_in_pairs_equal_rows_alone():
+@pytest.mark.parametrize("name, sensors_only", [("zoo", False), ("go1like", True)])
+def test_rows_in_pairs_equal_rows_alone(name, sensors_only):
     """The fast engine runs rows two at a time in SIMD lanes when it can; a
-    row must come out the same whether it ran alone or in a pair."""
-    m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data("zoo")
+    row must come out the same whether it ran alone or in a pair (with and
+    without outputs that need each row's scalar state)."""
+    m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data(name)
+    if sensors_only:
+        bodies, rel, sites = (), None, ()
     n = 41
     r = mjrefresh.Refresher(m, bodies=bodies, relative_to=rel, sites=sites, sensors=sensors,
                             num_threads=1, engine="fast")
-    alone = r.outputs(NROWS)
+    paired, alone = r.outputs(n), r.outputs(n)
+    small = {k: v[:n] for k, v in state.items()}
+    r.refresh(np.arange(n), **small, out=paired)
     for i in range(n):  # one row per call: never paired
-        r.refresh([i], **state, out=alone)
+        r.refresh([i], **small, out=alone)
     r.close()
     for key, a in alone.arrays().items():
-        np.testing.assert_array_equal(a[:n], getattr(out, key)[:n], err_msg=key)
+        np.testing.assert_array_equal(a, getattr(paired, key), err_msg=key)
+        np.testing.assert_array_equal(a, getattr(out, key)[:n], err_msg=key)
 
 
 def test_selected_subset_visits_only_what_it_needs_and_stays_exact():
