@@ -113,9 +113,8 @@ _FAST_OTHER = frozenset(
         _S.mjSENS_CLOCK,
     }
 )
-_FAST_FRAME_OBJ = frozenset(
-    {mujoco.mjtObj.mjOBJ_XBODY, mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_GEOM, mujoco.mjtObj.mjOBJ_SITE}
-)
+_O = mujoco.mjtObj
+_FAST_FRAME_OBJ = frozenset({_O.mjOBJ_XBODY, _O.mjOBJ_BODY, _O.mjOBJ_GEOM, _O.mjOBJ_SITE})
 
 
 def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | None:
@@ -132,23 +131,22 @@ def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | No
         )
     for i in ids:
         stype = int(model.sensor_type[i])
-        name = _name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)
-        label = f"sensor {name!r} ({mujoco.mjtSensor(stype).name.removeprefix('mjSENS_').lower()})"
         if stype in _FAST_OTHER:
             continue
+        name = _name(model, _O.mjOBJ_SENSOR, i)
+        label = f"sensor {name!r} ({_S(stype).name.removeprefix('mjSENS_').lower()})"
         if stype not in _FAST_FRAME:
             return f"{label}: sensor type not covered by the fast engine"
         objtype = int(model.sensor_objtype[i])
         if objtype not in _FAST_FRAME_OBJ:
             return (
-                f"{label}: attached to a {mujoco.mjtObj(objtype).name.removeprefix('mjOBJ_').lower()}; "
+                f"{label}: attached to a {_O(objtype).name.removeprefix('mjOBJ_').lower()}; "
                 "the fast engine covers xbody, body, geom and site frames"
             )
         reftype = int(model.sensor_reftype[i])
         if int(model.sensor_refid[i]) >= 0 and reftype not in _FAST_FRAME_OBJ:
             return (
-                f"{label}: reference frame is a "
-                f"{mujoco.mjtObj(reftype).name.removeprefix('mjOBJ_').lower()}; "
+                f"{label}: reference frame is a {_O(reftype).name.removeprefix('mjOBJ_').lower()}; "
                 "the fast engine covers xbody, body, geom and site frames"
             )
     return None
@@ -449,14 +447,18 @@ def build_plan(
     )
 
 
-def _choose_engine(model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int]) -> tuple[str, str]:
+def _choose_engine(
+    model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int]
+) -> tuple[str, str]:
+    """(engine, reason) for the requested `engine` and the selected sensors."""
     if engine == "exact":
         return "exact", "requested (MuJoCo's own stage functions)"
     why = fast_uncovered(model, sensor_ids)
     if engine == "fast":
         if why is not None:
-            raise PlanError(f"engine='fast' cannot compute this selection: {why}; use "
-                            "engine='auto' or 'exact'")
+            raise PlanError(
+                f"engine='fast' cannot compute this selection: {why}; use engine='auto' or 'exact'"
+            )
         return "fast", "requested; the fused kernels cover every selected output"
     if why is not None:
         return "exact", f"auto: {why}"
