@@ -21,6 +21,7 @@
 //   for those inputs when they are finite.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -177,11 +178,20 @@ constexpr double kPio2Hi = 1.57079632673412561417e+00;  // first 33 bits of pi/2
 constexpr double kPio2Lo = 6.07710050650619224932e-11;  // pi/2 - kPio2Hi
 constexpr double kRound = 6755399441055744.0;           // 1.5 * 2^52
 
+// Bits of a double (T = double) or of both lanes (T = V2).
+typedef int64_t V2i __attribute__((vector_size(16)));
+inline int64_t bits_of(double x) { return std::bit_cast<int64_t>(x); }
+inline V2i bits_of(V2 x) { return std::bit_cast<V2i>(x); }
+inline double from_bits(int64_t b) { return std::bit_cast<double>(b); }
+inline V2 from_bits(V2i b) { return std::bit_cast<V2>(b); }
+
 template <class T>
-inline void sin_cos_kernel(T x, T* n, T* s, T* c) {
-  // round to nearest (even) without a libm call: |x * 2/pi| < 2^51
-  *n = (x * kTwoOverPi + kRound) - kRound;
-  const T r = (x - *n * kPio2Hi) - *n * kPio2Lo;  // |n| < 2^17: n * kPio2Hi is exact
+inline void sin_cos_kernel(T x, T* sn, T* cs) {
+  // Round x * 2/pi to the nearest integer n without a libm call: adding
+  // 1.5 * 2^52 leaves n in the low mantissa bits of t (|x * 2/pi| < 2^51).
+  const T t = x * kTwoOverPi + kRound;
+  const T n = t - kRound;
+  const T r = (x - n * kPio2Hi) - n * kPio2Lo;  // |n| < 2^17: n * kPio2Hi is exact
   // The fdlibm polynomials in z = r^2, evaluated by Estrin's scheme (three
   // independent pairs) rather than Horner's, to shorten the dependency chain.
   const T z = r * r;
@@ -193,17 +203,17 @@ inline void sin_cos_kernel(T x, T* n, T* s, T* c) {
   const T pc = (4.16666666666666019037e-02 + z * -1.38888888888741095749e-03) +
                z2 * (2.48015872894767294178e-05 + z * -2.75573143513906633035e-07) +
                z4 * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11);
-  *s = r + z * r * ps;
-  *c = 1 - 0.5 * z + z2 * pc;
-}
-
-inline void quadrant(double n, double s, double c, double* sn, double* cs) {
-  switch (static_cast<int64_t>(n) & 3) {
-    case 0: *sn = s; *cs = c; break;
-    case 1: *sn = c; *cs = -s; break;
-    case 2: *sn = -s; *cs = -c; break;
-    default: *sn = -c; *cs = s; break;
-  }
+  const T s = r + z * r * ps;
+  const T c = 1 - 0.5 * z + z2 * pc;
+  // Quadrant q = n mod 4: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s),
+  // selected with bit masks rather than branches (q is data, unpredictable).
+  const auto q = bits_of(t) & 3;
+  const auto swap = -(q & 1);                    // all ones for odd q
+  const auto sign_s = (q & 2) << 62;             // sign bit for q = 2, 3
+  const auto sign_c = ((q + 1) & 2) << 62;       // sign bit for q = 1, 2
+  const auto bs = bits_of(s), bc = bits_of(c);
+  *sn = from_bits(((swap & bc) | (~swap & bs)) ^ sign_s);
+  *cs = from_bits(((swap & bs) | (~swap & bc)) ^ sign_c);
 }
 
 inline void sin_cos(double x, double* sn, double* cs) {
@@ -212,9 +222,7 @@ inline void sin_cos(double x, double* sn, double* cs) {
     *cs = std::cos(x);
     return;
   }
-  double n, s, c;
-  sin_cos_kernel(x, &n, &s, &c);
-  quadrant(n, s, c, sn, cs);
+  sin_cos_kernel(x, sn, cs);
 }
 
 inline void sin_cos(V2 x, V2* sn, V2* cs) {
@@ -227,14 +235,7 @@ inline void sin_cos(V2 x, V2* sn, V2* cs) {
     }
     return;
   }
-  V2 n, s, c;
-  sin_cos_kernel(x, &n, &s, &c);
-  for (int l = 0; l < 2; ++l) {
-    double a, b;
-    quadrant(n[l], s[l], c[l], &a, &b);
-    (*sn)[l] = a;
-    (*cs)[l] = b;
-  }
+  sin_cos_kernel(x, sn, cs);
 }
 
 // q = q * (c, s e_k): mul_quat by the rotation about coordinate axis k with
