@@ -61,6 +61,22 @@ double cut(double x, double cutoff, int datatype) {
   return x;
 }
 
+
+// oa[0..1] = lane 0 of (x, y), ob[0..1] = lane 1: one transposing shuffle
+// and a 16-byte store per row for float64 outputs.
+inline void put_lanes2(double* oa, double* ob, V2 x, V2 y) {
+  const V2 lo = __builtin_shufflevector(x, y, 0, 2);
+  const V2 hi = __builtin_shufflevector(x, y, 1, 3);
+  std::memcpy(oa, &lo, sizeof(V2));
+  std::memcpy(ob, &hi, sizeof(V2));
+}
+inline void put_lanes2(float* oa, float* ob, V2 x, V2 y) {
+  oa[0] = static_cast<float>(x[0]);
+  oa[1] = static_cast<float>(y[0]);
+  ob[0] = static_cast<float>(x[1]);
+  ob[1] = static_cast<float>(y[1]);
+}
+
 }  // namespace
 
 std::string fast_uncovered(const mjModel* m, const Selection& sel) {
@@ -604,19 +620,16 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
     const V2* v = sd + c.src;
     T* oa = a + c.col;
     T* ob = b + c.col;
-    for (int k = 0; k < 3; ++k) {
-      oa[k] = static_cast<T>(v[k][0]);
-      ob[k] = static_cast<T>(v[k][1]);
-    }
+    put_lanes2(oa, ob, v[0], v[1]);
+    oa[2] = static_cast<T>(v[2][0]);
+    ob[2] = static_cast<T>(v[2][1]);
   }
   for (const Copy& c : gather4_) {
     const V2* v = sd + c.src;
     T* oa = a + c.col;
     T* ob = b + c.col;
-    for (int k = 0; k < 4; ++k) {
-      oa[k] = static_cast<T>(v[k][0]);
-      ob[k] = static_cast<T>(v[k][1]);
-    }
+    put_lanes2(oa, ob, v[0], v[1]);
+    put_lanes2(oa + 2, ob + 2, v[2], v[3]);
   }
   for (const Rel& r : pos_rel_) {
     V2 d[3], v[3];
@@ -624,10 +637,9 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
     mat_t_vec(v, st[r.ref].mat, d);
     T* oa = a + r.col;
     T* ob = b + r.col;
-    for (int k = 0; k < 3; ++k) {
-      oa[k] = static_cast<T>(v[k][0]);
-      ob[k] = static_cast<T>(v[k][1]);
-    }
+    put_lanes2(oa, ob, v[0], v[1]);
+    oa[2] = static_cast<T>(v[2][0]);
+    ob[2] = static_cast<T>(v[2][1]);
   }
   for (const Rel& r : quat_rel_) {
     V2 rq[4], q[4];
@@ -635,10 +647,8 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
     mul_quat(q, rq, st[r.obj].quat);
     T* oa = a + r.col;
     T* ob = b + r.col;
-    for (int k = 0; k < 4; ++k) {
-      oa[k] = static_cast<T>(q[k][0]);
-      ob[k] = static_cast<T>(q[k][1]);
-    }
+    put_lanes2(oa, ob, q[0], q[1]);
+    put_lanes2(oa + 2, ob + 2, q[2], q[3]);
   }
 }
 
