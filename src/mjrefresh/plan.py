@@ -201,7 +201,12 @@ class RefreshPlan:
 
     def describe(self) -> str:
         """Human-readable summary: engine, stages with reasons, outputs."""
-        lines = [f"engine: {self.engine} ({self.engine_reason})", "stages:"]
+        lines = [f"engine: {self.engine} ({self.engine_reason})"]
+        if self.engine == "fast":
+            lines.append("stages (what the outputs depend on; the fast engine computes them with "
+                         "fused kernels, no stage function runs):")
+        else:
+            lines.append("stages:")
         for stage in self.stages:
             why = "; ".join(self.stage_reasons.get(stage, ()))
             lines.append(f"  {stage}: {why}")

@@ -326,7 +326,8 @@ class Refresher:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.num_threads} threads"
-        return f"<mjrefresh.Refresher {self._plan.engine}, {len(self._plan.stages)} stages, {state}>"
+        work = "fused kernels" if self._plan.engine == "fast" else f"{len(self._plan.stages)} stages"
+        return f"<mjrefresh.Refresher {self._plan.engine}, {work}, {state}>"
 
     # -------------------------------------------------------------- internal
     def _run(
