@@ -174,8 +174,9 @@ class PyRefresher {
           ("num_threads: expected >= 1 after planning, got " + std::to_string(num_threads))
               .c_str());
     }
-    if (engine != "exact") {
-      throw nb::value_error(("engine: expected 'exact', got '" + engine + "'").c_str());
+    if (engine != "exact" && engine != "fast") {
+      throw nb::value_error(
+          ("engine: expected 'exact' or 'fast', got '" + engine + "'").c_str());
     }
     for (int cpu : cpu_ids) {
       if (!cpu_in_affinity(cpu)) {
@@ -193,7 +194,8 @@ class PyRefresher {
     sel.relative_to = relative_to;
     sel.sites = std::move(sites);
     try {
-      impl_ = std::make_unique<Refresher>(m, std::move(sel), EngineKind::kExact, num_threads,
+      const EngineKind kind = engine == "fast" ? EngineKind::kFast : EngineKind::kExact;
+      impl_ = std::make_unique<Refresher>(m, std::move(sel), kind, num_threads,
                                           std::move(cpu_ids));
     } catch (const std::invalid_argument& e) {
       throw nb::value_error(e.what());

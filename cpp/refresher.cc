@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "exact_engine.h"
+#include "fast_engine.h"
 
 namespace mjrefresh {
 namespace {
@@ -58,6 +59,9 @@ Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engin
   switch (engine) {
     case EngineKind::kExact:
       engine_ = std::make_unique<ExactEngine>(model, std::move(selection), num_threads_);
+      break;
+    case EngineKind::kFast:
+      engine_ = std::make_unique<FastEngine>(model, std::move(selection), num_threads_);
       break;
   }
   pool_ = std::make_unique<WorkerPool>(num_threads_, std::move(cpu_ids));
@@ -124,6 +128,7 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   std::atomic<int64_t> next{0};
   std::vector<Failure> failures(active);
   RowEngine& engine = *engine_;
+  const bool pairs = engine.pairs();
   pool_->run(active, [&](int t) {
     Failure& failure = failures[t];
     char message[1024];
@@ -131,7 +136,11 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
       if (begin >= num_rows) break;
       const int64_t end = std::min(begin + chunk, num_rows);
-      for (int64_t i = begin; i < end; ++i) {
+      int64_t i = begin;
+      if (pairs) {
+        for (; i + 1 < end; i += 2) engine.refresh_pair(t, rows[i], rows[i + 1], in, out);
+      }
+      for (; i < end; ++i) {
         const int64_t row = rows[i];
         if (!engine.refresh_row(t, row, in, out, message, sizeof(message))) {
           failure.rows.push_back(row);  // rare path: allocation is fine here

@@ -44,7 +44,7 @@ struct RunResult {
   std::string message;               // MuJoCo's message for failed_rows[0]
 };
 
-enum class EngineKind { kExact };
+enum class EngineKind { kExact, kFast };
 
 class Refresher {
  public:

@@ -10,6 +10,9 @@
 // - Calls with distinct t may run concurrently; one t is never used by two
 //   threads at once.
 // - The engine owns a private copy of the model (see the implementation).
+// - An engine whose pairs() is true may be handed two rows at once through
+//   refresh_pair(), which must write exactly what two refresh_row() calls
+//   would and cannot fail (the fast engine: both rows in SIMD lanes).
 #pragma once
 
 #include <cstddef>
@@ -28,6 +31,9 @@ class RowEngine {
   virtual const Selection& selection() const = 0;
   virtual bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                            char* message, std::size_t message_size) = 0;
+  virtual bool pairs() const { return false; }
+  virtual void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                            const Outputs& out) {}
   // Called in a forked child before its first refresh: scratch state may have
   // been copied mid-row from a parent thread; make it usable again.
   virtual void after_fork() {}

@@ -86,6 +86,71 @@ _REJECTED: dict[int, str] = {
 
 _CAMERA_STAGES = frozenset({"kinematics", "comPos", "camlight"})
 
+ENGINES: tuple[str, ...] = ("auto", "exact", "fast")
+
+# Sensor types the fast engine (fused kernels, cpp/fast_engine.cc) computes.
+# Keep in sync with fast_uncovered() in cpp/fast_engine.cc, which re-checks.
+_FAST_FRAME = frozenset(
+    {
+        _S.mjSENS_FRAMEPOS,
+        _S.mjSENS_FRAMEQUAT,
+        _S.mjSENS_FRAMEXAXIS,
+        _S.mjSENS_FRAMEYAXIS,
+        _S.mjSENS_FRAMEZAXIS,
+        _S.mjSENS_FRAMELINVEL,
+        _S.mjSENS_FRAMEANGVEL,
+    }
+)
+_FAST_OTHER = frozenset(
+    {
+        _S.mjSENS_VELOCIMETER,
+        _S.mjSENS_GYRO,
+        _S.mjSENS_JOINTPOS,
+        _S.mjSENS_JOINTVEL,
+        _S.mjSENS_BALLQUAT,
+        _S.mjSENS_BALLANGVEL,
+        _S.mjSENS_SUBTREECOM,
+        _S.mjSENS_CLOCK,
+    }
+)
+_O = mujoco.mjtObj
+_FAST_FRAME_OBJ = frozenset({_O.mjOBJ_XBODY, _O.mjOBJ_BODY, _O.mjOBJ_GEOM, _O.mjOBJ_SITE})
+
+
+def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | None:
+    """None if the fast engine computes all of `sensor_ids`, else why not.
+
+    Body, relative and site outputs are always covered; the reason names the
+    first sensor the fused kernels do not compute.
+    """
+    ids = list(sensor_ids)
+    if ids and model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SENSOR:
+        return (
+            "the model disables sensors (mjDSBL_SENSOR); only the exact engine reproduces "
+            "what mj_forward leaves in sensordata then"
+        )
+    for i in ids:
+        stype = int(model.sensor_type[i])
+        if stype in _FAST_OTHER:
+            continue
+        name = _name(model, _O.mjOBJ_SENSOR, i)
+        label = f"sensor {name!r} ({_S(stype).name.removeprefix('mjSENS_').lower()})"
+        if stype not in _FAST_FRAME:
+            return f"{label}: sensor type not covered by the fast engine"
+        objtype = int(model.sensor_objtype[i])
+        if objtype not in _FAST_FRAME_OBJ:
+            return (
+                f"{label}: attached to a {_O(objtype).name.removeprefix('mjOBJ_').lower()}; "
+                "the fast engine covers xbody, body, geom and site frames"
+            )
+        reftype = int(model.sensor_reftype[i])
+        if int(model.sensor_refid[i]) >= 0 and reftype not in _FAST_FRAME_OBJ:
+            return (
+                f"{label}: reference frame is a {_O(reftype).name.removeprefix('mjOBJ_').lower()}; "
+                "the fast engine covers xbody, body, geom and site frames"
+            )
+    return None
+
 
 class PlanError(ValueError):
     """A selection that a refresh cannot compute correctly."""
@@ -96,9 +161,12 @@ class RefreshPlan:
     """What a :class:`~mjrefresh.Refresher` computes and why.
 
     Attributes:
-        engine: the engine that runs ("exact").
+        engine: the engine that runs: "exact" (MuJoCo's stage functions) or
+            "fast" (fused kernels over the needed bodies only).
         engine_reason: why that engine was chosen.
-        stages: MuJoCo stage functions run per row, in order.
+        stages: MuJoCo stage functions the exact engine runs per row, in
+            order (with engine "fast" no stage function runs; the list says
+            what the outputs depend on).
         stage_reasons: for each stage, the outputs that need it.
         column_ranges: merged ``sensordata`` column ranges ``[start, stop)``
             written per row.
@@ -133,7 +201,12 @@ class RefreshPlan:
 
     def describe(self) -> str:
         """Human-readable summary: engine, stages with reasons, outputs."""
-        lines = [f"engine: {self.engine} ({self.engine_reason})", "stages:"]
+        lines = [f"engine: {self.engine} ({self.engine_reason})"]
+        if self.engine == "fast":
+            lines.append("stages (what the outputs depend on; the fast engine computes them with "
+                         "fused kernels, no stage function runs):")
+        else:
+            lines.append("stages:")
         for stage in self.stages:
             why = "; ".join(self.stage_reasons.get(stage, ()))
             lines.append(f"  {stage}: {why}")
@@ -274,8 +347,16 @@ def build_plan(
     sites: Iterable[str | int] = (),
     sensors: Iterable[str | int] | None = None,
     sensor_ranges: object = None,
+    engine: str = "auto",
 ) -> RefreshPlan:
-    """Plan a refresh of the given selection on `model` (see RefreshPlan)."""
+    """Plan a refresh of the given selection on `model` (see RefreshPlan).
+
+    `engine` "auto" picks "fast" when the fused kernels cover every selected
+    output and "exact" otherwise; "fast" raises PlanError naming the first
+    sensor they do not cover.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     body_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_BODY, bodies, model.nbody, "bodies", "body")
     site_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_SITE, sites, model.nsite, "sites", "site")
     rel_id: int | None = None
@@ -351,9 +432,10 @@ def build_plan(
         reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
 
     stages = tuple(s for s in STAGE_ORDER if s in reasons)
+    chosen, engine_reason = _choose_engine(model, engine, sensor_ids)
     return RefreshPlan(
-        engine="exact",
-        engine_reason="MuJoCo's own stage functions",
+        engine=chosen,
+        engine_reason=engine_reason,
         stages=stages,
         stage_reasons={s: tuple(reasons[s]) for s in stages},
         column_ranges=columns,
@@ -368,3 +450,21 @@ def build_plan(
         needs_mocap=model.nmocap > 0,
         needs_time=needs_time,
     )
+
+
+def _choose_engine(
+    model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int]
+) -> tuple[str, str]:
+    """(engine, reason) for the requested `engine` and the selected sensors."""
+    if engine == "exact":
+        return "exact", "requested (MuJoCo's own stage functions)"
+    why = fast_uncovered(model, sensor_ids)
+    if engine == "fast":
+        if why is not None:
+            raise PlanError(
+                f"engine='fast' cannot compute this selection: {why}; use engine='auto' or 'exact'"
+            )
+        return "fast", "requested; the fused kernels cover every selected output"
+    if why is not None:
+        return "exact", f"auto: {why}"
+    return "fast", "auto: the fused kernels cover every selected output"

@@ -135,7 +135,11 @@ class Refresher:
             0 means all logical CPUs of this process.
         cpu_ids: optional Linux CPU ids; participant i runs on
             ``cpu_ids[i % len(cpu_ids)]``.
-        engine: ``"exact"`` (MuJoCo's own stage functions) or ``"auto"``.
+        engine: ``"exact"`` (MuJoCo's own stage functions), ``"fast"``
+            (fused kernels that visit only the bodies the outputs need;
+            PlanError if a selected sensor is not covered) or ``"auto"``
+            (``"fast"`` when it covers the selection, else ``"exact"``);
+            :attr:`plan` says which runs and why.
     """
 
     def __init__(
@@ -154,10 +158,6 @@ class Refresher:
             raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}")
         if engine not in _ENGINES:
             raise ValueError(f"engine: expected one of {_ENGINES}, got {engine!r}")
-        if engine == "fast":
-            raise ValueError(
-                "engine: 'fast' (fused kernels) is not part of this release; use 'exact' or 'auto'"
-            )
         self._plan: RefreshPlan = build_plan(
             model,
             bodies=bodies,
@@ -165,6 +165,7 @@ class Refresher:
             sites=sites,
             sensors=sensors,
             sensor_ranges=sensor_ranges,
+            engine=engine,
         )
         threads = _check_num_threads(num_threads)
         pins = _check_cpu_ids(cpu_ids)
@@ -183,7 +184,7 @@ class Refresher:
             list(p.site_ids),
             threads,
             pins,
-            "exact",
+            self._plan.engine,
         )
         _LIVE.add(self)
 
@@ -338,7 +339,8 @@ class Refresher:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.num_threads} threads"
-        return f"<mjrefresh.Refresher {self._plan.engine}, {len(self._plan.stages)} stages, {state}>"
+        work = "fused kernels" if self._plan.engine == "fast" else f"{len(self._plan.stages)} stages"
+        return f"<mjrefresh.Refresher {self._plan.engine}, {work}, {state}>"
 
     # -------------------------------------------------------------- internal
     def _run(

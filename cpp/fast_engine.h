@@ -1,0 +1,202 @@
+// Fast engine: fused, selective kinematics. Per row it computes the world
+// pose and velocity of only the bodies the selected outputs hang on (and
+// their ancestors), straight from qpos/qvel/mocap, and derives the selected
+// outputs from those. No MuJoCo stage function runs.
+//
+// Contract
+// - Coverage: the constructor accepts body_*/body_*_rel/site_* outputs and
+//   the sensors framepos, framequat, frame[xyz]axis, framelinvel,
+//   frameangvel (object and reference of type xbody, body, geom or site),
+//   velocimeter, gyro, jointpos, jointvel, ballquat, ballangvel, subtreecom
+//   and clock, on a model without mjDSBL_SENSOR. Anything else throws std::invalid_argument naming the sensor;
+//   the Python planner (plan.py, fast_uncovered) applies the same rule first
+//   and routes such selections to the exact engine.
+// - Values: what mj_forward would put in the same fields, to rounding:
+//   poses use MuJoCo's own expressions in MuJoCo's order (see
+//   fast_kernels.h), except that sin/cos of hinge angles come from an
+//   inlined kernel within ~2 ulp of libm's; velocities are the same sums of
+//   cdof*qvel but taken at the body origin instead of the subtree CoM.
+//   Observed differences from mj_forward are a few 1e-15 (tests bound them
+//   by 1e-12 for poses and 1e-10 for velocities). MuJoCo's sensor cutoff
+//   is applied per datatype. Quaternions in qpos/mocap_quat are normalised
+//   on a private copy (the inputs are never written).
+// - Model: everything a row needs is copied from the model into the plan in
+//   the constructor; a private copy of the model is kept for model().
+// - Scratch: one block of per-body state per pool participant; participant t
+//   only touches block t. Nothing carries over between rows: every visited
+//   value is recomputed for every row.
+// - Errors: refresh_row() never throws and never fails (returns true); NaN
+//   or Inf inputs give NaN/Inf outputs, not a crash.
+// - Pairs: refresh_pair(t, a, b) runs the pose/velocity pass for rows a and
+//   b in the two lanes of SSE2 registers (same operations per lane, so each
+//   row gets the values refresh_row gives it), then writes their outputs
+//   row by row; about 1.3x the throughput of two refresh_row calls.
+// - Threading: refresh_row/refresh_pair(t, ...) may run concurrently for
+//   distinct t.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+
+#include "fast_kernels.h"
+#include "row_engine.h"
+#include "selection.h"
+
+namespace mjrefresh {
+
+// Empty if the fast engine computes every sensor in `sel` on `m`; otherwise
+// why not, naming the first uncovered sensor.
+std::string fast_uncovered(const mjModel* m, const Selection& sel);
+
+class FastEngine final : public RowEngine {
+ public:
+  FastEngine(const mjModel* model, Selection selection, int num_scratch);
+  ~FastEngine() override;
+  FastEngine(const FastEngine&) = delete;
+  FastEngine& operator=(const FastEngine&) = delete;
+
+  const mjModel* model() const override { return model_; }
+  const Selection& selection() const override { return sel_; }
+  bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out, char* message,
+                   std::size_t message_size) override;
+  // Two rows at once: the pose/velocity pass runs on both rows in the two
+  // lanes of SSE2 registers (same operations per lane as refresh_row), the
+  // outputs are then written row by row. Never fails.
+  bool pairs() const override { return true; }
+  void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                    const Outputs& out) override;
+
+  // Bodies visited per row (world excluded), for tests and plan reporting.
+  int num_visited() const { return static_cast<int>(bodies_.size()) - 1; }
+
+  // A frame rigidly attached to a visited body: what sensors and sites read.
+  struct Frame {
+    enum Kind { kXBody, kInertial, kLocal };  // body frame, inertial frame, geom/site
+    int slot = 0;                             // visited body (0: world)
+    Kind kind = kXBody;
+    int sameframe = 0;                        // mjtSameFrame of the geom/site
+    double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // geom/site offset
+  };
+
+ private:
+  struct Joint {
+    int type, qadr, dadr;
+    bool centered;  // jnt_pos == 0: the off-center correction is exactly zero
+    int unit_axis;  // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
+    bool at_origin;  // the anchor is exactly the body's final origin: no linear term
+    double pos[3], axis[3], qpos0;
+  };
+  struct Body {
+    enum Kind { kWorld, kFree, kMocap, kJoints };
+    int id = 0, parent = 0;  // parent: slot of the parent body
+    Kind kind = kWorld;
+    int mocap = -1, qadr = 0, dadr = 0;  // kMocap: mocap id; kFree: joint addresses
+    int jnt_begin = 0, jnt_end = 0;      // kJoints: range in joints_
+    bool zero_pos = false, unit_quat = false;  // body_pos == 0, body_quat == 1
+    bool vel_sensor = false;             // velocity needed by a sensor
+    bool vel_body = false;               // velocity needed by body_linvel/angvel
+    double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // body_pos/body_quat
+    // inertial frame (body_ipos/iquat/sameframe), for kInertial frames
+    double ipos[3] = {0, 0, 0}, iquat[4] = {1, 0, 0, 0};
+    int isameframe = 0;
+    double mass = 0;
+  };
+  // Per-row state of one visited body (T = V2: two rows, one per lane).
+  template <class T>
+  struct StateT {
+    T pos[3], quat[4], mat[9], w[3], v[3];
+  };
+  using State = StateT<double>;
+  struct Sensor {
+    // kCopy: the value is `dim` doubles of one visited body's State (world
+    // frame sensors on an xbody); kPosRel/kQuatRel: xbody framepos/framequat
+    // relative to an xbody; kGeneric: everything else (compute_sensor).
+    enum Op { kGeneric, kCopy, kPosRel, kQuatRel };
+    Op op = kGeneric;
+    int src = 0;  // kCopy: offset in doubles from the States array
+    int type = 0, adr = 0, dim = 0, datatype = 0;
+    double cutoff = 0;
+    Frame obj, ref;
+    bool has_ref = false;
+    int qadr = 0, dadr = 0;  // joint sensors
+    int subtree = -1;        // subtreecom: index into subtrees_
+    std::vector<std::pair<int, int>> segments;  // (offset, count) of selected columns
+  };
+  struct Subtree {
+    int root = 0;            // slot of the subtree root
+    std::vector<int> slots;  // slots of the subtree, descending body id
+  };
+
+  int visit(const mjModel* m, int body, std::vector<int>& slot_of);
+  Frame make_frame(const mjModel* m, int objtype, int objid, std::vector<int>& slot_of);
+  void frame_pose(const State* st, const Frame& f, double pos[3], double mat[9]) const;
+  void frame_quat(const State* st, const Frame& f, double quat[4]) const;
+  void frame_vel(const State* st, const Frame& f, const double pos[3], double w[3],
+                 double v[3]) const;
+  struct Scratch;
+  template <class T, class R>
+  void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
+                  R mocap_quat, bool want_vel, bool want_body_vel) const;
+  template <class T, class R>
+  void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
+  void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Outputs& out,
+            bool fixed) const;
+  template <class T>
+  void write_fixed(const State* st, T* dst) const;
+  template <class T>
+  void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
+  void inertial_pose(const State* st, int slot, double pos[3], double mat[9]) const;
+  template <class T>
+  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row, T* dst,
+                     bool fixed) const;
+  void subtree_com(Scratch& sc, const State* st, const Sensor& s, double vals[3]) const;
+  void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
+                      double* vals) const;
+
+  mjModel* model_ = nullptr;
+  Selection sel_;
+  std::vector<Body> bodies_;  // slot 0 is the world; parents before children
+  std::vector<Joint> joints_;
+  std::vector<Sensor> sensors_;  // sensors computed per row (all but gathered copies)
+  // Sensors whose selected columns are a plain copy of 3 or 4 doubles of a
+  // visited body's State (world frame xbody sensors without cutoff, fully
+  // selected), in column order. One tight loop writes them all.
+  struct Copy {
+    int col, src;  // sensordata column, offset in doubles from the States array
+  };
+  std::vector<Copy> gather3_, gather4_;  // 3- and 4-column sensors
+  // xbody framepos/framequat relative to an xbody, fully selected, no cutoff.
+  struct Rel {
+    int col, obj, ref;  // sensordata column, slots of object and reference
+  };
+  std::vector<Rel> pos_rel_, quat_rel_;
+  std::vector<Subtree> subtrees_;
+  std::vector<int> body_slots_;  // slot of each selected body
+  int rel_slot_ = -1;
+  std::vector<Frame> sites_;
+  bool any_vel_sensor_ = false;
+  // Hinges (indices into joints_) whose half-angle sin/cos are computed up
+  // front for a row: independent work the CPU overlaps, instead of a libm-
+  // like latency on the pose chain of every body.
+  std::vector<int> hinges_;
+  // Per participant: nslot States, 6 doubles per joint (xanchor, xaxis),
+  // 2 per joint (hinge cos/sin),
+  // 4 doubles per slot for subtree sums.
+  struct Scratch {
+    std::vector<State> states;    // row (a)
+    std::vector<State> states_b;  // row b of a pair
+    std::vector<StateT<fast::V2>> states2;  // a pair, lane by lane
+    std::vector<fast::V2> anchors2, halfangle2;
+    std::vector<double> anchors;
+    std::vector<double> halfangle;  // cos, sin of half of each hinge angle
+    std::vector<double> subtree;
+  };
+  std::vector<Scratch> scratch_;
+};
+
+}  // namespace mjrefresh
