@@ -80,6 +80,14 @@ inline void put_lanes2(float* oa, float* ob, V2 x, V2 y) {
 }  // namespace
 
 std::string fast_uncovered(const mjModel* m, const Selection& sel) {
+  // The kernels know MuJoCo's four joint types; anything else (a corrupted
+  // model) goes to the exact engine, where MuJoCo itself reports it.
+  for (int j = 0; j < m->njnt; ++j) {
+    const int type = m->jnt_type[j];
+    if (type != mjJNT_FREE && type != mjJNT_BALL && type != mjJNT_SLIDE && type != mjJNT_HINGE) {
+      return "joint " + std::to_string(j) + " has unknown type " + std::to_string(type);
+    }
+  }
   if (sel.sensors.empty()) return {};
   if (m->opt.disableflags & mjDSBL_SENSOR) {
     return "the model disables sensors (mjDSBL_SENSOR); only the exact engine reproduces "

@@ -1,4 +1,4 @@
-"""Parity of the exact engine with mj_forward on random non-zero states.
+"""Parity of the exact engine (engine="exact") with mj_forward on random non-zero states.
 
 Tolerance: bit-exact (the exact engine runs MuJoCo's own functions), for
 every supported sensor type, every output, thread counts 1, 2, 7 and more
@@ -13,6 +13,10 @@ from conftest import ACC_SENSORS, Reference, pos_vel_sensor_names, random_states
 
 import mjrefresh
 
+
+def Refresher(*args, **kwargs):  # noqa: N802 - the exact engine under test
+    return mjrefresh.Refresher(*args, engine="exact", **kwargs)
+
 THREADS = (1, 2, 7, 100)
 
 
@@ -26,7 +30,7 @@ def _refresh_all(r: mjrefresh.Refresher, states: dict, out: mjrefresh.RefreshOut
 @pytest.mark.parametrize("num_threads", THREADS)
 def test_every_sensor_type_bit_exact(rich_model, rich_states, rich_reference, num_threads):
     names = pos_vel_sensor_names(rich_model)
-    r = mjrefresh.Refresher(rich_model, sensors=names, num_threads=num_threads)
+    r = Refresher(rich_model, sensors=names, num_threads=num_threads)
     out = r.outputs(64)
     _refresh_all(r, rich_states, out)
     for name in names:
@@ -40,7 +44,7 @@ def test_every_sensor_type_bit_exact(rich_model, rich_states, rich_reference, nu
 def test_each_sensor_alone(rich_model, rich_states, rich_reference, name):
     # Alone, a sensor gets only the stages it needs: proves the planner's
     # stage table (a missing stage leaves a stale or zero value).
-    r = mjrefresh.Refresher(rich_model, sensors=[name], num_threads=2)
+    r = Refresher(rich_model, sensors=[name], num_threads=2)
     out = r.outputs(64)
     _refresh_all(r, rich_states, out)
     cols = sensor_columns(rich_model, name)
@@ -53,7 +57,7 @@ def test_body_and_site_outputs_bit_exact(rich_model, rich_states, rich_reference
     ids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
     sites = ["imu", "arm2_tip", "world_site", "target_site"]
     sids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
-    r = mjrefresh.Refresher(rich_model, bodies=bodies, relative_to="base", sites=sites,
+    r = Refresher(rich_model, bodies=bodies, relative_to="base", sites=sites,
                             num_threads=num_threads)
     out = r.outputs(64)
     _refresh_all(r, rich_states, out)
@@ -92,7 +96,7 @@ def test_body_outputs_match_frame_sensors_on_the_body():
     m = mujoco.MjModel.from_xml_string(xml)
     states = random_states(m, 32, seed=5)
     ref = Reference(m, states)
-    r = mjrefresh.Refresher(m, bodies=["b"], relative_to="a", num_threads=2)
+    r = Refresher(m, bodies=["b"], relative_to="a", num_threads=2)
     out = r.outputs(32)
     r.refresh(np.arange(32), states["qpos"], states["qvel"], out)
     s = ref.sensordata
@@ -107,7 +111,7 @@ def test_body_outputs_match_frame_sensors_on_the_body():
 def test_unselected_columns_rows_and_acc_sensors_untouched(rich_model, rich_states, rich_reference):
     sentinel = -12345.678
     names = [n for n in pos_vel_sensor_names(rich_model) if n not in ("gyro", "tp_fixed")]
-    r = mjrefresh.Refresher(rich_model, sensors=names, bodies=["arm2"], num_threads=2)
+    r = Refresher(rich_model, sensors=names, bodies=["arm2"], num_threads=2)
     out = r.outputs(64)
     for a in out.arrays().values():
         a.fill(sentinel)
@@ -130,7 +134,7 @@ def test_unselected_columns_rows_and_acc_sensors_untouched(rich_model, rich_stat
 def test_sensor_ranges_merge_and_match(rich_model, rich_states, rich_reference):
     a = sensor_columns(rich_model, "fp_xbody")
     b = sensor_columns(rich_model, "fp_body_ref_site")
-    r = mjrefresh.Refresher(rich_model, sensor_ranges=[(b.start, b.stop), (a.start, a.stop)])
+    r = Refresher(rich_model, sensor_ranges=[(b.start, b.stop), (a.start, a.stop)])
     assert r.plan.column_ranges == ((a.start, b.stop),)  # adjacent ranges merged
     out = r.outputs(64)
     _refresh_all(r, rich_states, out)
@@ -151,7 +155,7 @@ def test_row_strided_inputs_and_outputs(rich_model, rich_states, rich_reference)
     qpos[:] = rich_states["qpos"]
     qvel[:] = rich_states["qvel"]
     names = pos_vel_sensor_names(m)
-    r = mjrefresh.Refresher(m, sensors=names, bodies=["arm2"], num_threads=2)
+    r = Refresher(m, sensors=names, bodies=["arm2"], num_threads=2)
     out = r.outputs(n, sensordata=sensordata)
     assert out.sensordata is sensordata
     _refresh_all(r, {**rich_states, "qpos": qpos, "qvel": qvel}, out)
@@ -163,7 +167,7 @@ def test_row_strided_inputs_and_outputs(rich_model, rich_states, rich_reference)
 
 def test_float32_outputs(rich_model, rich_states, rich_reference):
     names = pos_vel_sensor_names(rich_model)
-    r = mjrefresh.Refresher(rich_model, sensors=names, bodies=["arm2", "base"], num_threads=2)
+    r = Refresher(rich_model, sensors=names, bodies=["arm2", "base"], num_threads=2)
     out = r.outputs(64, dtype=np.float32)
     assert out.sensordata.dtype == np.float32 and out.body_pos.dtype == np.float32
     _refresh_all(r, rich_states, out)
@@ -174,7 +178,7 @@ def test_float32_outputs(rich_model, rich_states, rich_reference):
 
 
 def test_bool_mask_and_int32_rows_agree(rich_model, rich_states):
-    r = mjrefresh.Refresher(rich_model, bodies=["arm2"], num_threads=2)
+    r = Refresher(rich_model, bodies=["arm2"], num_threads=2)
     mask = np.zeros(64, bool)
     mask[[3, 10, 11, 40]] = True
     out_a, out_b = r.outputs(64), r.outputs(64)
@@ -186,7 +190,7 @@ def test_bool_mask_and_int32_rows_agree(rich_model, rich_states):
 
 
 def test_refresh_dirty_rows_clears_exactly_the_refreshed(rich_model, rich_states, rich_reference):
-    r = mjrefresh.Refresher(rich_model, bodies=["arm2"], num_threads=2)
+    r = Refresher(rich_model, bodies=["arm2"], num_threads=2)
     out = r.outputs(64)
     dirty = np.zeros(64, bool)
     dirty[[0, 5, 63]] = True
@@ -200,7 +204,7 @@ def test_refresh_dirty_rows_clears_exactly_the_refreshed(rich_model, rich_states
 
 
 def test_nan_state_is_refreshed_without_crash(rich_model, rich_states):
-    r = mjrefresh.Refresher(rich_model, sensors=pos_vel_sensor_names(rich_model), bodies=["arm2"],
+    r = Refresher(rich_model, sensors=pos_vel_sensor_names(rich_model), bodies=["arm2"],
                             num_threads=2)
     qpos = rich_states["qpos"].copy()
     qvel = rich_states["qvel"].copy()
@@ -221,7 +225,7 @@ def test_trap_rows_do_not_leak_between_rows():
     m = mujoco.MjModel.from_xml_string(xml)
     states = random_states(m, 50, seed=9)
     ref = Reference(m, states)
-    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=1)
+    r = Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=1)
     out = r.outputs(50)
     r.refresh(np.arange(50), states["qpos"], states["qvel"], out)
     np.testing.assert_array_equal(out.sensordata, ref.sensordata)

@@ -92,8 +92,10 @@ def test_plan_for_bodies_and_sites():
     p = r.plan
     assert p.stages == ("kinematics", "comPos", "comVel")
     assert p.body_names == ("b",) and p.relative_to_name == "a" and p.site_names == ("tip",)
-    assert p.engine == "exact"
-    text = str(p)
+    assert p.engine == "fast"  # auto: the fused kernels cover bodies, sites, relative poses
+    exact = mjrefresh.Refresher(m, bodies=["b"], relative_to="a", sites=["tip"], engine="exact")
+    text = str(exact.plan)
+    assert exact.plan.engine == "exact"
     assert "engine: exact" in text and "comVel: body velocities" in text
     r2 = mjrefresh.Refresher(m, sites=["tip"], num_threads=1)
     assert r2.plan.stages == ("kinematics",)

@@ -123,6 +123,11 @@ def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | No
     Body, relative and site outputs are always covered; the reason names the
     first sensor the fused kernels do not compute.
     """
+    known = (0, 1, 2, 3)  # mjJNT_FREE, BALL, SLIDE, HINGE
+    for j in range(model.njnt):
+        if int(model.jnt_type[j]) not in known:
+            # A corrupted model: the exact engine lets MuJoCo report it.
+            return f"joint {j} has unknown type {int(model.jnt_type[j])}"
     ids = list(sensor_ids)
     if ids and model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SENSOR:
         return (
