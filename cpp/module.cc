@@ -278,6 +278,7 @@ class PyRefresher {
   bool closed() const { return impl_->closed(); }
   int num_threads() const { return impl_->num_threads(); }
   int last_participants() const { return impl_->last_participants(); }
+  int64_t min_rows_per_thread() const { return impl_->engine().min_rows_per_thread(); }
 
  private:
   Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
@@ -379,7 +380,6 @@ NB_MODULE(_core, m) {
   m.attr("STAGE_COMVEL") = static_cast<uint32_t>(kComVel);
   m.attr("STAGE_FWDVELOCITY") = static_cast<uint32_t>(kFwdVelocity);
   m.attr("STAGE_SENSORVEL") = static_cast<uint32_t>(kSensorVel);
-  m.attr("MIN_ROWS_PER_THREAD") = Refresher::kMinRowsPerThread;
 
   nb::class_<PyRefresher>(m, "Refresher",
                           "Native refresher: private model copy, scratch state, worker pool.")
@@ -413,7 +413,9 @@ NB_MODULE(_core, m) {
       .def_prop_ro("closed", &PyRefresher::closed)
       .def_prop_ro("num_threads", &PyRefresher::num_threads)
       .def_prop_ro("last_participants", &PyRefresher::last_participants,
-                   "Threads (caller included) that the last call used.");
+                   "Threads (caller included) the last call woke up.")
+      .def_prop_ro("min_rows_per_thread", &PyRefresher::min_rows_per_thread,
+                   "Rows per woken thread below which a call wakes fewer threads.");
 
   m.def("stage_loop", &py_stage_loop, "model"_a, "qpos"_a.noconvert(),
         "qvel"_a.noconvert(), "sensordata"_a.noconvert(), "col_start"_a, "col_stop"_a,

@@ -114,11 +114,11 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   }
   if (num_rows <= 0) return result;
 
-  // Waking a sleeping worker costs on the order of 10 us; a row costs about
-  // 1-4 us in the exact engine. Give each woken participant at least
-  // kMinRowsPerThread rows so a partial-reset call with a handful of rows
-  // runs on the caller thread alone.
-  const int64_t wanted = (num_rows + kMinRowsPerThread - 1) / kMinRowsPerThread;
+  // Waking a sleeping worker costs the caller about 6 us; give each woken
+  // participant at least the engine's min_rows_per_thread() rows so a
+  // partial-reset call with a handful of rows runs on the caller alone.
+  const int64_t per = engine_->min_rows_per_thread();
+  const int64_t wanted = (num_rows + per - 1) / per;
   const int active = static_cast<int>(std::min<int64_t>(num_threads_, wanted));
   last_participants_.store(active);
   // Small chunks balance uneven rows; at most 64 rows per grab keeps the

@@ -62,12 +62,11 @@ class Refresher {
   void close();
   bool closed() const;
   int num_threads() const { return num_threads_; }
-  // Participants (caller included) that the last run() used.
+  // Participants (caller included) the last run() woke up; a worker that
+  // wakes after the caller ran out of rows skips the call (worker_pool.h).
   int last_participants() const { return last_participants_.load(); }
   const RowEngine& engine() const { return *engine_; }
 
-  // Rows per participant below which fewer threads are woken (see .cc).
-  static constexpr int64_t kMinRowsPerThread = 8;
 
  private:
   void recover_after_fork();

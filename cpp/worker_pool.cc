@@ -39,7 +39,8 @@ WorkerPool::WorkerPool(int size, std::vector<int> cpu_ids)
 void WorkerPool::start_workers() {
   slots_.reset(new Slot[size_]);
   stop_.store(false);
-  pending_.store(0);
+  open_.store(false);
+  in_flight_.store(0);
   threads_.clear();
   threads_.reserve(size_ - 1);
   for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { worker_main(i); });
@@ -51,9 +52,10 @@ WorkerPool::~WorkerPool() {
     new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
     return;
   }
-  stop_.store(true, std::memory_order_release);
+  stop_.store(true);
+  const uint64_t last = epoch_.fetch_add(1) + 1;
   for (int i = 1; i < size_; ++i) {
-    slots_[i].go.fetch_add(1, std::memory_order_release);
+    slots_[i].go.store(last, std::memory_order_release);
     slots_[i].go.notify_one();
   }
   for (auto& t : threads_) t.join();
@@ -74,13 +76,15 @@ void WorkerPool::pin_self(int index) {
 void WorkerPool::worker_main(int index) {
   pin_self(index);
   Slot& slot = slots_[index];
-  uint32_t seen = 0;
+  uint64_t seen = 0;
   for (;;) {
     slot.go.wait(seen, std::memory_order_acquire);
     seen = slot.go.load(std::memory_order_acquire);
-    if (stop_.load(std::memory_order_acquire)) return;
-    (*task_)(index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    if (stop_.load()) return;
+    in_flight_.fetch_add(1);
+    // Join only the call we were woken for, and only while it is open.
+    if (open_.load() && epoch_.load() == seen) (*task_)(index);
+    if (in_flight_.fetch_sub(1) == 1) in_flight_.notify_all();
   }
 }
 
@@ -101,16 +105,18 @@ void WorkerPool::run(int active, const std::function<void(int)>& task) {
   }
 #endif
   task_ = &task;
-  pending_.store(active - 1, std::memory_order_release);
+  const uint64_t epoch = epoch_.load() + 1;
+  epoch_.store(epoch);
+  open_.store(true);
   for (int i = 1; i < active; ++i) {
-    slots_[i].go.fetch_add(1, std::memory_order_release);
+    slots_[i].go.store(epoch, std::memory_order_release);
     slots_[i].go.notify_one();
   }
   task(0);
-  for (int p = pending_.load(std::memory_order_acquire); p != 0;
-       p = pending_.load(std::memory_order_acquire)) {
-    pending_.wait(p, std::memory_order_acquire);
-  }
+  // task(0) returns once no work is left to claim: close the call, then wait
+  // only for the workers that joined it (they finish the rows they claimed).
+  open_.store(false);
+  for (int p = in_flight_.load(); p != 0; p = in_flight_.load()) in_flight_.wait(p);
   task_ = nullptr;
 #ifdef __linux__
   if (restore) sched_setaffinity(0, sizeof(saved), &saved);

@@ -3,10 +3,16 @@
 // Contract
 // - Threads: a pool of size T owns T-1 worker threads created once in the
 //   constructor; the thread that calls run() is participant 0 and works too.
-// - run(active, task) calls task(i) exactly once for each participant
-//   i in [0, active) and returns when all of them have returned. Only the
-//   first active-1 workers are woken; the others keep sleeping, so a small
-//   call does not pay for waking every thread.
+// - run(active, task) calls task(0) on the calling thread and task(i) on
+//   each worker i in [1, active) that wakes up in time, then returns when
+//   every task that started has returned. Only the first active-1 workers
+//   are woken; the others keep sleeping, so a small call does not pay for
+//   waking every thread. "In time" means before task(0) returns: the caller
+//   then closes the call, and a worker that wakes later (waking an idle
+//   thread takes 10-80 us here) skips it instead of making the caller wait
+//   for its wake-up. Tasks must therefore share their work dynamically (the
+//   refresher hands out rows from an atomic counter), never assume that a
+//   given participant runs.
 // - Serialisation: run() is not re-entrant and must not be called from two
 //   threads at once; the owner (Refresher) holds a mutex around it.
 // - Exceptions: task must not throw (the refresh kernels catch everything and
@@ -43,7 +49,7 @@ class WorkerPool {
 
  private:
   struct alignas(64) Slot {
-    std::atomic<uint32_t> go{0};  // bumped by run() to wake this worker
+    std::atomic<uint64_t> go{0};  // epoch of the call this worker is woken for
   };
   void start_workers();
   void worker_main(int index);
@@ -55,7 +61,13 @@ class WorkerPool {
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> threads_;
   const std::function<void(int)>* task_ = nullptr;
-  alignas(64) std::atomic<int> pending_{0};
+  // A worker joins the call of epoch_ only while open_; in_flight_ counts
+  // workers between "about to check" and "done", so the caller can close the
+  // call and wait for exactly the workers that joined (seq_cst on all three:
+  // either the worker sees the call closed or the caller sees it in flight).
+  alignas(64) std::atomic<uint64_t> epoch_{0};
+  std::atomic<bool> open_{false};
+  alignas(64) std::atomic<int> in_flight_{0};
   std::atomic<bool> stop_{false};
 };
 

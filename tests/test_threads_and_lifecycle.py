@@ -215,7 +215,8 @@ def test_fork_while_another_thread_is_inside_a_call(m):
 def test_small_calls_wake_only_the_threads_they_need(m, states, ref):
     r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=7)
     out = r.outputs(300)
-    per = mjrefresh._core.MIN_ROWS_PER_THREAD
+    per = r._core.min_rows_per_thread
+    assert per == 16  # the exact engine (gyro, subtreeangmom)
     for count, expect in [(1, 1), (per, 1), (per + 1, 2), (3 * per, 3), (300, 7)]:
         rows = np.arange(count)
         r.refresh(rows, states["qpos"], states["qvel"], out)
