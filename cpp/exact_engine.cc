@@ -53,8 +53,17 @@ void copy_row(double* dst, const RowView<const double>& src, int64_t row, int64_
 
 }  // namespace
 
-void ExactEngine::load_row(mjData* d, int64_t row, const Inputs& in) const {
+const mjModel* ExactEngine::load_row(int t, int64_t row, const Inputs& in) {
   const mjModel* m = model_;
+  mjData* d = scratch_[t];
+  if (!models_.empty()) {
+    mjModel* mt = models_[t];
+    for (int f : sel_.model_fields) {
+      copy_row(field_data(mt, f), in.fields[f], row, field_size(mt, f));
+      if (f == kBodyMass) recompute_subtree_mass(mt);
+    }
+    m = mt;
+  }
   copy_row(d->qpos, in.qpos, row, m->nq);
   copy_row(d->qvel, in.qvel, row, m->nv);
   if (m->nmocap) {
@@ -67,16 +76,17 @@ void ExactEngine::load_row(mjData* d, int64_t row, const Inputs& in) const {
   d->flg_energypos = 0;
   d->flg_energyvel = 0;
   d->flg_rnepost = 0;
+  return m;
 }
 
 bool ExactEngine::time_stages(const int64_t* rows, int64_t num_rows, const Inputs& in,
                               int64_t* elapsed_ns, char* message, std::size_t message_size) {
   mjData* d = scratch_[0];
   for (int64_t i = 0; i < num_rows; ++i) {
-    load_row(d, rows[i], in);
-    StageJob job{model_, d, sel_.stages, elapsed_ns};
+    const mjModel* m = load_row(0, rows[i], in);
+    StageJob job{m, d, sel_.stages, elapsed_ns};
     if (!trapped_call(&run_stages, &job, message, message_size)) {
-      mj_resetData(model_, d);
+      mj_resetData(m, d);
       return false;
     }
   }
@@ -93,6 +103,9 @@ ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scra
   }
   scratch_.reserve(num_scratch);
   for (int t = 0; t < num_scratch; ++t) scratch_.push_back(mj_makeData(model_));
+  if (!sel_.model_fields.empty()) {
+    for (int t = 0; t < num_scratch; ++t) models_.push_back(mj_copyModel(nullptr, model_));
+  }
 }
 
 void ExactEngine::after_fork() {
@@ -101,25 +114,25 @@ void ExactEngine::after_fork() {
 
 ExactEngine::~ExactEngine() {
   for (mjData* d : scratch_) mj_deleteData(d);
+  for (mjModel* m : models_) mj_deleteModel(m);
   mj_deleteModel(model_);
 }
 
 bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                               char* message, std::size_t message_size) {
-  const mjModel* m = model_;
   mjData* d = scratch_[t];
-  load_row(d, row, in);
+  const mjModel* m = load_row(t, row, in);
   StageJob job{m, d, sel_.stages, nullptr};
   if (!trapped_call(&run_stages, &job, message, message_size)) {
     mj_resetData(m, d);
     return false;
   }
-  write_outputs(d, row, out);
+  write_outputs(m, d, row, out);
   return true;
 }
 
-void ExactEngine::write_outputs(const mjData* d, int64_t row, const Outputs& out) const {
-  const mjModel* m = model_;
+void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
+                                const Outputs& out) const {
   if (out.sensordata.valid()) {
     const int64_t base = row * out.sensordata.row_stride;
     for (const auto& [start, stop] : sel_.columns) {

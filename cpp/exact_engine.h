@@ -8,6 +8,12 @@
 //   refresh never calls mj_sensorAcc, so mj_sensorPos/mj_sensorVel compute
 //   exactly the selected sensors with MuJoCo's own code (bit-exact, cutoff
 //   included) and skip the rest (and never call user callbacks for them).
+// - Per-environment model fields: when the selection has model_fields, each
+//   participant also gets its own copy of the (masked) model, and every row
+//   writes its values of those fields into that copy before the stages run
+//   (plus body_subtreemass when body_mass varies, as mj_setConst derives
+//   it). No row sees another row's values; rows pay a copy of only the
+//   given fields, never a whole model copy.
 // - Scratch: one mjData per participant of the worker pool; participant t
 //   only touches scratch t. MuJoCo's lazy flags (flg_subtreevel,
 //   flg_energypos/vel, flg_rnepost) are cleared for every row so no value is
@@ -53,12 +59,15 @@ class ExactEngine final : public RowEngine {
                    char* message, std::size_t message_size);
 
  private:
-  void load_row(mjData* d, int64_t row, const Inputs& in) const;
-  void write_outputs(const mjData* d, int64_t row, const Outputs& out) const;
+  // Loads row `row` into scratch t (state, and model fields into models_[t]);
+  // returns the model the row must run with.
+  const mjModel* load_row(int t, int64_t row, const Inputs& in);
+  void write_outputs(const mjModel* m, const mjData* d, int64_t row, const Outputs& out) const;
 
   mjModel* model_ = nullptr;
   Selection sel_;
   std::vector<mjData*> scratch_;
+  std::vector<mjModel*> models_;  // per participant; only with model_fields
 };
 
 }  // namespace mjrefresh

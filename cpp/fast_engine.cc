@@ -133,6 +133,9 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   const mjModel* m = model;
   const std::string why = fast_uncovered(m, sel_);
   if (!why.empty()) throw std::invalid_argument("engine 'fast': " + why);
+  if (!sel_.model_fields.empty()) {
+    throw std::invalid_argument("engine 'fast': per-environment model fields are not supported");
+  }
 
   // Pass 1: mark the bodies that must be visited and which need velocities.
   // Ancestors inherit every mark (a body's pose and velocity are built on

@@ -167,7 +167,8 @@ class PyRefresher {
   PyRefresher(uintptr_t model_address, uint32_t stages,
               std::vector<std::pair<int, int>> columns, std::vector<int> sensors,
               std::vector<int> bodies, int relative_to, std::vector<int> sites, int num_threads,
-              std::vector<int> cpu_ids, const std::string& engine) {
+              std::vector<int> cpu_ids, const std::string& engine,
+              std::vector<int> model_fields) {
     if (model_address == 0) throw nb::value_error("model: null mjModel address");
     if (num_threads < 1) {
       throw nb::value_error(
@@ -193,6 +194,7 @@ class PyRefresher {
     sel.bodies = std::move(bodies);
     sel.relative_to = relative_to;
     sel.sites = std::move(sites);
+    sel.model_fields = std::move(model_fields);
     try {
       const EngineKind kind = engine == "fast" ? EngineKind::kFast : EngineKind::kExact;
       impl_ = std::make_unique<Refresher>(m, std::move(sel), kind, num_threads,
@@ -207,6 +209,9 @@ class PyRefresher {
     nbodies_ = static_cast<int64_t>(impl_->engine().selection().bodies.size());
     nsites_ = static_cast<int64_t>(impl_->engine().selection().sites.size());
     has_rel_ = impl_->engine().selection().relative_to >= 0;
+    for (int f : impl_->engine().selection().model_fields) {
+      field_sizes_.emplace_back(f, field_size(m, f));
+    }
   }
 
   // Returns (failed_rows, message): empty on success; otherwise the sorted
@@ -219,9 +224,9 @@ class PyRefresher {
            const std::optional<OutArray>& body_linvel, const std::optional<OutArray>& body_angvel,
            const std::optional<OutArray>& body_pos_rel,
            const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
-           const std::optional<OutArray>& site_mat) {
+           const std::optional<OutArray>& site_mat, const std::vector<InArray>& model_fields) {
     if (impl_->closed()) throw std::runtime_error("Refresher is closed");
-    const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time);
+    const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
     const int64_t n = in.qpos.rows;
     Outputs out;
     out.sensordata = out_matrix("sensordata", sensordata, n, nsensordata_);
@@ -262,9 +267,10 @@ class PyRefresher {
   double stage_seconds(const RowsArray& rows, const InArray& qpos, const InArray& qvel,
                        const std::optional<InArray>& mocap_pos,
                        const std::optional<InArray>& mocap_quat,
-                       const std::optional<InArray>& time) {
+                       const std::optional<InArray>& time,
+                       const std::vector<InArray>& model_fields) {
     if (impl_->closed()) throw std::runtime_error("Refresher is closed");
-    const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time);
+    const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
     check_rows(rows, in.qpos.rows);
     if (rows.shape(0) > 1 && rows.stride(0) != 1) throw nb::value_error("rows: expected contiguous");
     nb::gil_scoped_release release;
@@ -284,7 +290,8 @@ class PyRefresher {
   Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
                       const std::optional<InArray>& mocap_pos,
                       const std::optional<InArray>& mocap_quat,
-                      const std::optional<InArray>& time) const {
+                      const std::optional<InArray>& time,
+                      const std::vector<InArray>& model_fields) const {
     if (qpos.ndim() != 2) {
       throw nb::value_error(("qpos: expected a 2-D array (N, " + std::to_string(nq_) +
                              "), got shape " + shape_of(qpos))
@@ -316,6 +323,40 @@ class PyRefresher {
       }
       in.time = {static_cast<const double*>(time->data()), n, 1, time->stride(0)};
     }
+    // Per-environment model fields, in the order the selection declared them;
+    // each row's values must be one contiguous block (like the model field).
+    if (model_fields.size() != field_sizes_.size()) {
+      throw nb::value_error(("model_fields: expected " + std::to_string(field_sizes_.size()) +
+                             " arrays (the fields declared at construction), got " +
+                             std::to_string(model_fields.size()))
+                                .c_str());
+    }
+    for (size_t k = 0; k < model_fields.size(); ++k) {
+      const auto [f, size] = field_sizes_[k];
+      const InArray& a = model_fields[k];
+      const std::string name = std::string("model_fields[") + std::to_string(k) + "]";
+      if (a.dtype() != nb::dtype<double>()) {
+        throw nb::type_error((name + ": expected dtype float64, got " + dtype_of(a)).c_str());
+      }
+      int64_t per_row = 1;
+      for (size_t i = 1; i < a.ndim(); ++i) per_row *= static_cast<int64_t>(a.shape(i));
+      if (a.ndim() < 1 || static_cast<int64_t>(a.shape(0)) != n || per_row != size) {
+        throw nb::value_error((name + ": expected " + std::to_string(size) +
+                               " values per row for N = " + std::to_string(n) +
+                               " rows, got shape " + shape_of(a))
+                                  .c_str());
+      }
+      // The trailing axes must form one C-contiguous block per row.
+      int64_t expect = 1;
+      for (size_t i = a.ndim(); i-- > 1;) {
+        if (a.shape(i) > 1 && a.stride(i) != expect) {
+          throw nb::value_error((name + ": each row's values must be contiguous").c_str());
+        }
+        expect *= static_cast<int64_t>(a.shape(i));
+      }
+      in.fields[f] = {static_cast<const double*>(a.data()), n, size,
+                      a.ndim() ? a.stride(0) : 0};
+    }
     return in;
   }
 
@@ -338,6 +379,7 @@ class PyRefresher {
   std::unique_ptr<Refresher> impl_;
   int64_t nq_ = 0, nv_ = 0, nmocap_ = 0, nsensordata_ = 0, nbodies_ = 0, nsites_ = 0;
   bool has_rel_ = false;
+  std::vector<std::pair<int, int64_t>> field_sizes_;  // (ModelField, doubles per row)
 };
 
 void py_stage_loop(nb::handle model, const InArray& qpos, const InArray& qvel,
@@ -385,9 +427,10 @@ NB_MODULE(_core, m) {
                           "Native refresher: private model copy, scratch state, worker pool.")
       .def(nb::init<uintptr_t, uint32_t, std::vector<std::pair<int, int>>, std::vector<int>,
                     std::vector<int>, int, std::vector<int>, int, std::vector<int>,
-                    const std::string&>(),
+                    const std::string&, std::vector<int>>(),
            "model_address"_a, "stages"_a, "columns"_a, "sensors"_a, "bodies"_a,
-           "relative_to"_a, "sites"_a, "num_threads"_a, "cpu_ids"_a, "engine"_a)
+           "relative_to"_a, "sites"_a, "num_threads"_a, "cpu_ids"_a, "engine"_a,
+           "model_fields"_a = std::vector<int>())
       .def("run", &PyRefresher::run, "rows"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
            "mocap_pos"_a.noconvert().none() = nb::none(),
            "mocap_quat"_a.noconvert().none() = nb::none(),
@@ -401,12 +444,14 @@ NB_MODULE(_core, m) {
            "body_quat_rel"_a.noconvert().none() = nb::none(),
            "site_pos"_a.noconvert().none() = nb::none(),
            "site_mat"_a.noconvert().none() = nb::none(),
+           "model_fields"_a = std::vector<InArray>(),
            "Refresh `rows` (sorted unique int64). Validates everything before writing. "
            "Returns (failed_rows, message); failed_rows is empty on success.")
       .def("stage_seconds", &PyRefresher::stage_seconds, "rows"_a, "qpos"_a.noconvert(),
            "qvel"_a.noconvert(), "mocap_pos"_a.noconvert().none() = nb::none(),
            "mocap_quat"_a.noconvert().none() = nb::none(),
            "time"_a.noconvert().none() = nb::none(),
+           "model_fields"_a = std::vector<InArray>(),
            "Benchmark hook: seconds spent inside the planned MuJoCo stage functions for "
            "`rows` (exact engine, one thread, no outputs written).")
       .def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")

@@ -50,6 +50,14 @@ void validate_selection(const mjModel* m, const Selection& sel) {
   if (sel.relative_to < -1 || sel.relative_to >= m->nbody) {
     throw std::invalid_argument("relative_to: body id out of range");
   }
+  std::vector<char> seen(kNumModelFields, 0);
+  for (int f : sel.model_fields) {
+    if (f < 0 || f >= kNumModelFields || seen[f]) {
+      throw std::invalid_argument("model_fields: unknown or repeated field id " +
+                                  std::to_string(f));
+    }
+    seen[f] = 1;
+  }
 }
 
 Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engine,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "array_view.h"
+#include "model_fields.h"
 
 namespace mjrefresh {
 
@@ -40,11 +41,15 @@ struct Selection {
   std::vector<int> bodies;                   // body_* outputs, in output order
   int relative_to = -1;                      // body id for *_rel outputs
   std::vector<int> sites;                    // site_* outputs
+  std::vector<int> model_fields;             // ModelField values given per row
 };
 
 struct Inputs {
   RowView<const double> qpos, qvel, mocap_pos, mocap_quat;
   RowView<const double> time;  // (N, 1) view of a 1-D array; invalid: keep 0
+  // Per-row model field values, indexed by ModelField; a row of fields[f]
+  // holds field_size(m, f) doubles. Valid exactly for Selection::model_fields.
+  RowView<const double> fields[kNumModelFields];
 };
 
 struct Outputs {

@@ -27,6 +27,26 @@ STAGE_ORDER: tuple[str, ...] = (
     "sensorVel",
 )
 
+# Per-environment model fields a refresh can take (domain randomisation):
+# name -> (count attribute of MjModel, values per item). The order is the
+# ModelField enum in cpp/model_fields.h.
+MODEL_FIELDS: dict[str, tuple[str, int]] = {
+    "body_pos": ("nbody", 3),
+    "body_quat": ("nbody", 4),
+    "body_ipos": ("nbody", 3),
+    "body_iquat": ("nbody", 4),
+    "body_mass": ("nbody", 1),
+    "body_inertia": ("nbody", 3),
+    "jnt_pos": ("njnt", 3),
+    "jnt_axis": ("njnt", 3),
+    "site_pos": ("nsite", 3),
+    "site_quat": ("nsite", 4),
+    "geom_pos": ("ngeom", 3),
+    "geom_quat": ("ngeom", 4),
+    "sensor_cutoff": ("nsensor", 1),
+}
+_FIELD_IDS = {name: i for i, name in enumerate(MODEL_FIELDS)}
+
 _S = mujoco.mjtSensor
 _POSE = frozenset({"kinematics"})
 _VEL = frozenset({"kinematics", "comPos", "comVel"})
@@ -181,6 +201,7 @@ class RefreshPlan:
         site_ids / site_names: sites of the ``site_*`` outputs, in order.
         needs_mocap: rows need ``mocap_pos``/``mocap_quat`` inputs.
         needs_time: rows need ``time`` (a clock sensor is selected).
+        model_fields: per-environment model fields every call supplies.
     """
 
     engine: str
@@ -198,6 +219,18 @@ class RefreshPlan:
     site_names: tuple[str, ...]
     needs_mocap: bool
     needs_time: bool
+    model_fields: tuple[str, ...] = ()
+
+    @property
+    def model_field_ids(self) -> tuple[int, ...]:
+        """The ModelField ids of :attr:`model_fields` (native contract)."""
+        return tuple(_FIELD_IDS[f] for f in self.model_fields)
+
+    def model_field_shape(self, model: mujoco.MjModel, name: str) -> tuple[int, ...]:
+        """Shape of one row's values of model field `name` (like ``model.<name>``)."""
+        count, width = MODEL_FIELDS[name]
+        n = int(getattr(model, count))
+        return (n,) if width == 1 else (n, width)
 
     @property
     def num_columns(self) -> int:
@@ -353,6 +386,7 @@ def build_plan(
     sensors: Iterable[str | int] | None = None,
     sensor_ranges: object = None,
     engine: str = "auto",
+    model_fields: Iterable[str] = (),
 ) -> RefreshPlan:
     """Plan a refresh of the given selection on `model` (see RefreshPlan).
 
@@ -362,6 +396,7 @@ def build_plan(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
+    fields = _check_model_fields(model, model_fields)
     body_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_BODY, bodies, model.nbody, "bodies", "body")
     site_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_SITE, sites, model.nsite, "sites", "site")
     rel_id: int | None = None
@@ -437,7 +472,7 @@ def build_plan(
         reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
 
     stages = tuple(s for s in STAGE_ORDER if s in reasons)
-    chosen, engine_reason = _choose_engine(model, engine, sensor_ids)
+    chosen, engine_reason = _choose_engine(model, engine, sensor_ids, fields)
     return RefreshPlan(
         engine=chosen,
         engine_reason=engine_reason,
@@ -454,16 +489,42 @@ def build_plan(
         site_names=tuple(_name(model, mujoco.mjtObj.mjOBJ_SITE, i) for i in site_ids),
         needs_mocap=model.nmocap > 0,
         needs_time=needs_time,
+        model_fields=fields,
     )
 
 
+def _check_model_fields(model: mujoco.MjModel, model_fields: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(model_fields, str):
+        model_fields = (model_fields,)
+    fields: list[str] = []
+    for name in model_fields:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"model_fields: expected mjModel field names (str), got {type(name).__name__}"
+            )
+        if name not in MODEL_FIELDS:
+            what = "is not an mjModel field" if not hasattr(model, name) else (
+                "is not supported per environment (it does not change refreshed outputs, or "
+                "it is derived by the compiler)"
+            )
+            raise ValueError(
+                f"model_fields: {name!r} {what}; supported: {', '.join(MODEL_FIELDS)}"
+            )
+        if name in fields:
+            raise ValueError(f"model_fields: {name!r} is listed twice")
+        fields.append(name)
+    return tuple(sorted(fields, key=_FIELD_IDS.__getitem__))
+
+
 def _choose_engine(
-    model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int]
+    model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int], fields: Sequence[str] = ()
 ) -> tuple[str, str]:
     """(engine, reason) for the requested `engine` and the selected sensors."""
     if engine == "exact":
         return "exact", "requested (MuJoCo's own stage functions)"
     why = fast_uncovered(model, sensor_ids)
+    if why is None and fields:
+        why = "per-environment model fields are computed by the exact engine"
     if engine == "fast":
         if why is not None:
             raise PlanError(

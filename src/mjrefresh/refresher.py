@@ -5,7 +5,7 @@ from __future__ import annotations
 import atexit
 import sys
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import mujoco
@@ -135,6 +135,15 @@ class Refresher:
             0 means all logical CPUs of this process.
         cpu_ids: optional Linux CPU ids; participant i runs on
             ``cpu_ids[i % len(cpu_ids)]``.
+        model_fields: names of mjModel fields whose values differ per
+            environment (domain randomisation), e.g. ``("body_pos",
+            "body_mass")``; every call then passes them in ``model_fields=``
+            as ``(N, ...)`` arrays shaped like the model field (supported:
+            :data:`mjrefresh.plan.MODEL_FIELDS`). Values are used as MuJoCo's
+            functions read them from a model holding them (flags the compiler
+            derived, such as ``body_sameframe``, stay the template's;
+            ``body_subtreemass`` follows ``body_mass`` as ``mj_setConst``
+            derives it).
         engine: ``"exact"`` (MuJoCo's own stage functions), ``"fast"``
             (fused kernels that visit only the bodies the outputs need;
             PlanError if a selected sensor is not covered) or ``"auto"``
@@ -153,6 +162,7 @@ class Refresher:
         num_threads: int = 0,
         cpu_ids: Sequence[int] | None = None,
         engine: str = "auto",
+        model_fields: Iterable[str] = (),
     ) -> None:
         if not isinstance(model, mujoco.MjModel):
             raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}")
@@ -166,6 +176,7 @@ class Refresher:
             sensors=sensors,
             sensor_ranges=sensor_ranges,
             engine=engine,
+            model_fields=model_fields,
         )
         threads = _check_num_threads(num_threads)
         pins = _check_cpu_ids(cpu_ids)
@@ -185,6 +196,7 @@ class Refresher:
             threads,
             pins,
             self._plan.engine,
+            list(p.model_field_ids),
         )
         _LIVE.add(self)
 
@@ -262,6 +274,7 @@ class Refresher:
         mocap_pos: Any = None,
         mocap_quat: Any = None,
         time: Any = None,
+        model_fields: Mapping[str, Any] | None = None,
     ) -> int:
         """Refresh `rows` and write their outputs into `out`.
 
@@ -274,6 +287,9 @@ class Refresher:
                 the model has mocap bodies.
             time: ``d.time`` per row (scalar or ``(N,)``), required when a
                 clock sensor is selected; otherwise 0.
+            model_fields: ``{name: (N, ...) float64 array}`` for exactly the
+                fields declared at construction (read in place; any row
+                stride, each row's values contiguous).
 
         Returns:
             The number of rows refreshed.
@@ -287,7 +303,7 @@ class Refresher:
         if q.ndim != 2:
             raise ValueError(f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}")
         ids = _rows_from(rows, q.shape[0])
-        self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time)
+        self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time, model_fields)
         return int(ids.shape[0])
 
     def refresh_dirty_rows(
@@ -299,6 +315,7 @@ class Refresher:
         mocap_pos: Any = None,
         mocap_quat: Any = None,
         time: Any = None,
+        model_fields: Mapping[str, Any] | None = None,
     ) -> int:
         """Refresh the rows where `dirty` is true, then clear those entries.
 
@@ -319,7 +336,7 @@ class Refresher:
         if ids.size == 0:
             return 0
         try:
-            self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time)
+            self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time, model_fields)
         except RefreshError as exc:
             mask[ids] = False
             mask[list(exc.rows)] = True
@@ -352,6 +369,7 @@ class Refresher:
         mocap_pos: Any,
         mocap_quat: Any,
         time: Any,
+        model_fields: Mapping[str, Any] | None = None,
     ) -> None:
         if self.closed:
             raise RuntimeError("Refresher is closed")
@@ -379,6 +397,7 @@ class Refresher:
                 "float64 array, got None"
             )
 
+        fields = self._model_field_arrays(model_fields, n)
         shapes = self.output_shapes(n)
         written = {}
         for name, arr in out.arrays().items():
@@ -389,7 +408,7 @@ class Refresher:
                 raise ValueError(f"out.{name}: expected a writable array, got a read-only one")
             written[name] = a
         for name, a in written.items():
-            for other, b in inputs.items():
+            for other, b in list(inputs.items()) + [(f"model_fields[{k!r}]", v) for k, v in fields]:
                 if _overlaps(a, b):
                     raise ValueError(f"out.{name}: overlaps the input {other} in memory")
         names = list(written)
@@ -398,7 +417,55 @@ class Refresher:
                 if _overlaps(written[name], written[other]):
                     raise ValueError(f"out.{name}: overlaps out.{other} in memory")
 
+        if fields:
+            inputs["model_fields"] = [a for _, a in fields]
         self._call_core(ids, inputs, written)
+
+    def _model_field_arrays(
+        self, model_fields: Mapping[str, Any] | None, n: int
+    ) -> list[tuple[str, np.ndarray]]:
+        """The per-environment field arrays in plan order, checked."""
+        declared = self._plan.model_fields
+        given = {} if model_fields is None else model_fields
+        if not isinstance(given, Mapping):
+            raise TypeError(
+                f"model_fields: expected a mapping of field name to array, got "
+                f"{type(given).__name__}"
+            )
+        if not declared:
+            if given:
+                raise ValueError(
+                    "model_fields: this Refresher was built without per-environment model "
+                    "fields; declare them with Refresher(..., model_fields=(...))"
+                )
+            return []
+        missing = [f for f in declared if f not in given]
+        if missing:
+            raise ValueError(
+                f"model_fields: expected arrays for {', '.join(map(repr, declared))} "
+                f"(declared at construction), missing {', '.join(map(repr, missing))}"
+            )
+        extra = [f for f in given if f not in declared]
+        if extra:
+            raise ValueError(
+                f"model_fields: {', '.join(map(repr, extra))} not declared at construction "
+                f"(declared: {', '.join(map(repr, declared))})"
+            )
+        out = []
+        for name in declared:
+            a = as_array(f"model_fields[{name!r}]", given[name])
+            shape = (n, *self._plan.model_field_shape(self._model, name))
+            if a.shape != shape:
+                raise ValueError(
+                    f"model_fields[{name!r}]: expected shape {shape} (N, like model.{name}), "
+                    f"got {a.shape}"
+                )
+            if a.dtype != np.float64:
+                raise TypeError(
+                    f"model_fields[{name!r}]: expected dtype float64, got {a.dtype}"
+                )
+            out.append((name, a))
+        return out
 
     def _call_core(
         self, ids: np.ndarray, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
