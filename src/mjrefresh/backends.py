@@ -19,7 +19,7 @@ one raises ImportError saying what to install.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import mujoco
@@ -27,6 +27,7 @@ import numpy as np
 
 from .cache import StateCache
 from .outputs import as_array
+from .plan import MODEL_FIELDS
 from .refresher import Refresher
 
 __all__ = [
@@ -90,6 +91,7 @@ def bind_arrays(
     time: Any = None,
     dtype: type | np.dtype = np.float64,
     backend_outputs: Iterable[str] = (),
+    model_fields: Mapping[str, Any] | None = None,
     **outputs: Any,
 ) -> StateCache:
     """A :class:`StateCache` over plain ``(N, nq)``/``(N, nv)`` state arrays.
@@ -115,6 +117,7 @@ def bind_arrays(
         time=time,
         dtype=dtype,
         backend_outputs=backend_outputs,
+        model_fields=model_fields,
         **outputs,
     )
 
@@ -159,9 +162,13 @@ def bind_mjbatch(
     ``batch.reset(ids)`` (which runs mj_forward) ``cache.mark_fresh(ids)``;
     after writing state, ``cache.mark_dirty(ids)``.
 
-    Limits: per-simulation model fields (``batch.expand``) that change
-    kinematics (``body_pos``, ``jnt_axis``, ...) are not seen: the refresher
-    uses its own model for every row.
+    Per-simulation model fields: every field the refresher declares in
+    ``model_fields`` is read from ``batch.expand(name)`` (the batch's live
+    per-simulation values, expanded if they were not yet). mjbatch-uni cannot
+    tell which fields were expanded, so a field expanded but not declared is
+    not seen: declare every randomised field that the refreshed outputs read.
+    ``body_subtreemass`` is derived from ``body_mass`` per row, as
+    ``batch.set_const`` would.
     """
     mjbatch = _require_mjbatch()
     _check_refresher(refresher)
@@ -178,6 +185,8 @@ def bind_mjbatch(
         kw["mocap_quat"] = _mjbatch_state(batch, "mocap_quat")
     if plan.needs_time:
         kw["time"] = _mjbatch_state(batch, "time")
+    if plan.model_fields:
+        kw["model_fields"] = {name: batch.expand(name) for name in plan.model_fields}
     backend: tuple[str, ...] = ()
     if plan.column_ranges and "sensordata" not in outputs:
         outputs["sensordata"] = _mjbatch_sensordata(batch)
@@ -382,22 +391,9 @@ class MjbatchSensorRefresher:
 
 
 # ---------------------------------------------------------- mujoco.batch (4.0)
-# Per-simulation model fields that change what a refresh computes.
-_KINEMATIC_FIELDS = (
-    "body_pos",
-    "body_quat",
-    "body_ipos",
-    "body_iquat",
-    "body_mass",
-    "jnt_pos",
-    "jnt_axis",
-    "site_pos",
-    "site_quat",
-    "geom_pos",
-    "geom_quat",
-    "cam_pos",
-    "cam_quat",
-)
+# Per-simulation model fields that change what a refresh computes: those a
+# refresh can take per row (MODEL_FIELDS) and camera poses, which it cannot.
+_KINEMATIC_FIELDS = (*MODEL_FIELDS, "cam_pos", "cam_quat")
 
 
 def bind_mujoco_batch(
@@ -418,10 +414,17 @@ def bind_mujoco_batch(
     or ``batch.forward(ids)``, ``cache.mark_fresh(ids)`` (the cache's arrays
     are then refreshed on the next read of those rows).
 
+    Per-simulation model fields: a field the batch has expanded
+    (``batch.expanded(name)``) and the refresher declares in ``model_fields``
+    is read from the batch's live per-simulation values; a declared field the
+    batch has not expanded yet is expanded (``batch.expand(name)``) so later
+    writes to it are seen.
+
     Raises:
-        ValueError: the batch runs caller models (``set_models``), or one of the
-            kinematic model fields is expanded with values that differ from the
-            refresher's model: the refresher uses one model for every row.
+        ValueError: the batch runs caller models (``set_models``), or a model
+            field that changes refreshed outputs is expanded with values that
+            differ from the refresher's model and the refresher does not
+            declare it in ``model_fields`` (or cannot take it per row).
     """
     mujoco_batch = _require_mujoco_batch()
     _check_refresher(refresher)
@@ -433,22 +436,32 @@ def bind_mujoco_batch(
             "batch: it runs caller models (set_models); a refresh uses the refresher's one "
             "model for every row. Expected batch.models None"
         )
+    plan = refresher.plan
+    fields: dict[str, np.ndarray] = {}
     for name in _KINEMATIC_FIELDS:
         per_sim = batch.expanded(name)
-        if per_sim is not None and not np.array_equal(
+        if name in plan.model_fields:
+            fields[name] = per_sim if per_sim is not None else batch.expand(name)
+        elif per_sim is not None and not np.array_equal(
             per_sim, np.broadcast_to(getattr(refresher.model, name), per_sim.shape)
         ):
-            raise ValueError(
-                f"batch: model field {name} is expanded with per-simulation values; a refresh "
-                "uses the refresher's one model for every row"
+            fix = (
+                f"declare it: Refresher(..., model_fields=({name!r}, ...))"
+                if name in MODEL_FIELDS
+                else "a refresh cannot take it per environment"
             )
-    plan = refresher.plan
+            raise ValueError(
+                f"batch: model field {name} is expanded with per-simulation values that the "
+                f"refresher does not take; {fix}"
+            )
     kw: dict[str, Any] = {"qpos": batch.bind("qpos"), "qvel": batch.bind("qvel")}
     if refresher.model.nmocap:
         kw["mocap_pos"] = batch.bind("mocap_pos")
         kw["mocap_quat"] = batch.bind("mocap_quat")
     if plan.needs_time:
         kw["time"] = batch.bind("time")
+    if fields:
+        kw["model_fields"] = fields
     return StateCache(refresher, batch.nsim, dtype=dtype, **kw, **outputs)
 
 

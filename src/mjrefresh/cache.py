@@ -11,7 +11,7 @@ the dirty rows among the rows it returns; a repeated read refreshes nothing.
 from __future__ import annotations
 
 import time as _time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, Union
@@ -174,6 +174,9 @@ class StateCache:
             itself brings current when it runs its own forward/reset (e.g.
             ``("sensordata",)`` for a backend's bound ``sensordata``). See
             :meth:`mark_fresh`.
+        model_fields: ``{name: (N, ...) float64 array}`` of the per-environment
+            model fields the refresher declared (live views, e.g. a backend's
+            expanded fields; read in place at every refresh).
         **outputs: output arrays to write instead of the cache's own, by name
             (``sensordata``, ``body_pos``, ... as in :class:`RefreshOutputs`;
             None means the cache allocates it):
@@ -197,6 +200,7 @@ class StateCache:
         time: Any = None,
         dtype: type | np.dtype = np.float64,
         backend_outputs: Iterable[str] = (),
+        model_fields: Mapping[str, Any] | None = None,
         **outputs: Any,
     ) -> None:
         if not isinstance(refresher, Refresher):
@@ -269,7 +273,13 @@ class StateCache:
             mocap_pos=inputs.get("mocap_pos"),
             mocap_quat=inputs.get("mocap_quat"),
             time=inputs.get("time"),
+            model_fields=model_fields,
         )
+        if plan.model_fields:
+            # Bound once, in plan order; read in place on every refresh.
+            inputs["model_fields"] = [
+                as_array(f"model_fields[{f!r}]", model_fields[f]) for f in plan.model_fields
+            ]
         self._inputs = inputs
         self._out = out
         self._outputs = out.arrays()
