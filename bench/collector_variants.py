@@ -33,6 +33,7 @@ import numpy as np
 from collector_backends import Backend
 from collector_tasks import Task
 
+
 class VariantUnavailable(Exception):
     """The variant cannot run here (library missing, engine rejected, ...)."""
 

@@ -16,11 +16,10 @@ says why one is skipped.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Type
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
-
 from workloads import Problem
 
 
@@ -49,7 +48,7 @@ class Contender:
         self.threads = threads
 
     @classmethod
-    def unavailable(cls) -> Optional[str]:
+    def unavailable(cls) -> str | None:
         """None when the contender can run here, else the reason it cannot."""
         return None
 
@@ -124,7 +123,7 @@ class MjbatchUni(Contender):
     owns_output = False
 
     @classmethod
-    def unavailable(cls) -> Optional[str]:
+    def unavailable(cls) -> str | None:
         try:
             import mjbatch
         except ImportError as e:
@@ -167,7 +166,7 @@ class MujocoBatch(Contender):
     owns_output = False
 
     @classmethod
-    def unavailable(cls) -> Optional[str]:
+    def unavailable(cls) -> str | None:
         try:
             from mujoco import batch  # noqa: F401
         except ImportError:
@@ -202,7 +201,7 @@ class MujocoBatch(Contender):
 # ---------------------------------------------------------------------------
 
 
-def _mjrefresh_unavailable() -> Optional[str]:
+def _mjrefresh_unavailable() -> str | None:
     try:
         import mjrefresh
     except Exception as e:  # noqa: BLE001 - report any import failure
@@ -217,13 +216,13 @@ class _MjrefreshEngine(Contender):
     engine = ""
 
     @classmethod
-    def unavailable(cls) -> Optional[str]:
+    def unavailable(cls) -> str | None:
         reason = _mjrefresh_unavailable()
         if reason is not None:
             return reason
-        import mjrefresh
-
         from workloads import load_models_module
+
+        import mjrefresh
 
         models = load_models_module()
         model = models.quadruped()
@@ -280,7 +279,7 @@ class _MjrefreshEngine(Contender):
     def sensordata(self) -> np.ndarray:
         return self.out.sensordata
 
-    def stage_floor(self, mask: np.ndarray) -> Optional[float]:
+    def stage_floor(self, mask: np.ndarray) -> float | None:
         """Seconds the planned MuJoCo stage functions alone take for the rows
         of ``mask`` on one thread (timed inside the core, no outputs written),
         or None when the engine has no such hook (only the exact engine)."""
@@ -314,7 +313,7 @@ class StageLoopCpp(Contender):
     multithreaded = False
 
     @classmethod
-    def unavailable(cls) -> Optional[str]:
+    def unavailable(cls) -> str | None:
         try:  # only the native module is needed, not the public API
             from mjrefresh import _core
         except Exception as e:  # noqa: BLE001
@@ -353,7 +352,7 @@ class StageLoopCpp(Contender):
         return self.out
 
 
-ALL: List[Type[Contender]] = [
+ALL: list[type[Contender]] = [
     PythonLoop,
     MjbatchUni,
     MujocoBatch,
@@ -361,9 +360,9 @@ ALL: List[Type[Contender]] = [
     MjrefreshFast,
     StageLoopCpp,
 ]
-BY_NAME: Dict[str, Type[Contender]] = {c.name: c for c in ALL}
+BY_NAME: dict[str, type[Contender]] = {c.name: c for c in ALL}
 
 
-def availability() -> Dict[str, Optional[str]]:
+def availability() -> dict[str, str | None]:
     """Contender name -> None if it can run here, else why not."""
     return {c.name: c.unavailable() for c in ALL}

@@ -6,7 +6,7 @@ import os
 import platform
 import sys
 from importlib import metadata
-from typing import Any, Dict, Optional
+from typing import Any
 
 THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
@@ -37,7 +37,7 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def package_version(name: str) -> Optional[str]:
+def package_version(name: str) -> str | None:
     """Installed distribution version, or None if it is not installed."""
     try:
         return metadata.version(name)
@@ -45,7 +45,7 @@ def package_version(name: str) -> Optional[str]:
         return None
 
 
-def collect() -> Dict[str, Any]:
+def collect() -> dict[str, Any]:
     """CPU, core counts, interpreter, library versions and thread settings."""
     import mujoco
     import numpy

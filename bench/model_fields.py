@@ -18,9 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-
 import envinfo  # noqa: E402
+import numpy as np  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
 from workloads import load_models_module, random_states  # noqa: E402
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 kw = {"model_fields": fields} if with_fields else {}
                 key = (engine, with_fields)
                 engines[key] = r
-                fns[key] = (lambda r=r, out=out, kw=kw: r.refresh(rows, qpos, qvel, out, **kw))
+                fns[key] = lambda r=r, out=out, kw=kw: r.refresh(rows, qpos, qvel, out, **kw)
         calls = {k: timing.calibrate(fn, args.min_sample) for k, fn in fns.items()}
         samples = timing.interleaved(fns, calls, args.repeats, warmup=2)
         for (engine, with_fields), s in samples.items():

@@ -7,15 +7,15 @@ import math
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 SCHEMA = "mjrefresh-bench/1"
 BASELINE = "python_loop"
 
-Key = Tuple[str, str, int]  # model, workload, n
+Key = tuple[str, str, int]  # model, workload, n
 
 
-def derive(results: List[Dict[str, Any]]) -> None:
+def derive(results: list[dict[str, Any]]) -> None:
     """Add per-row times, rates, speedups and parallel efficiency in place.
 
     * ``us_per_row``: median wall time per call / rows refreshed per call.
@@ -28,7 +28,7 @@ def derive(results: List[Dict[str, Any]]) -> None:
     * ``parallel_efficiency``: (t(T0) * T0) / (t(T) * T) with T0 the smallest
       thread count measured for this contender; None for single-thread ones.
     """
-    by_key: Dict[Key, List[Dict[str, Any]]] = defaultdict(list)
+    by_key: dict[Key, list[dict[str, Any]]] = defaultdict(list)
     for r in results:
         rows = r["rows_per_call"]
         r["us_per_row"] = r["median_s"] / rows * 1e6
@@ -59,7 +59,7 @@ def derive(results: List[Dict[str, Any]]) -> None:
                 r["parallel_efficiency"] = None
 
 
-def _fmt(value: Optional[float], spec: str, none: str = "-") -> str:
+def _fmt(value: float | None, spec: str, none: str = "-") -> str:
     return none if value is None else format(value, spec)
 
 
@@ -74,7 +74,7 @@ def _err(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value:.1e}"
 
 
-def table(results: List[Dict[str, Any]]) -> str:
+def table(results: list[dict[str, Any]]) -> str:
     """A fixed-width table, one line per measurement, grouped by model/workload/N."""
     head = (
         f"{'model':<9} {'work':<5} {'N':>5} {'T':>2} {'contender':<15} {'ms/call':>8} {'(min-max)':>17} "
@@ -106,8 +106,11 @@ def table(results: List[Dict[str, Any]]) -> str:
         )
     floors = [r for r in order if "x_stage_floor" in r]
     if floors:
-        lines += ["", "exact engine vs the MuJoCo stage functions it calls (one thread, same rows, "
-                  "timed inside the core; x = engine time x threads / stage time):"]
+        lines += [
+            "",
+            "exact engine vs the MuJoCo stage functions it calls (one thread, same rows, "
+            "timed inside the core; x = engine time x threads / stage time):",
+        ]
         for r in floors:
             lines.append(
                 f"  {r['model']:<9} {r['workload']:<5} N={r['n']:<5} T={r['threads_used']:<2} "
@@ -117,7 +120,7 @@ def table(results: List[Dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: Path, payload: Dict[str, Any]) -> None:
+def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Write the full record (schema, environment, config, results, skips)."""
     path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -135,7 +138,7 @@ def write_json(path: Path, payload: Dict[str, Any]) -> None:
     )
 
 
-def plot(results: List[Dict[str, Any]], path: Path) -> bool:
+def plot(results: list[dict[str, Any]], path: Path) -> bool:
     """Write a PNG: per model and workload, us/row vs threads and vs N.
 
     Returns False (with a message on stderr) if matplotlib is not installed.
@@ -157,7 +160,7 @@ def plot(results: List[Dict[str, Any]], path: Path) -> bool:
     names = sorted({r["contender"] for r in results})
     colors = {name: f"C{i}" for i, name in enumerate(names)}
     fig, axes = plt.subplots(len(panels), 2, figsize=(11, 3.6 * max(1, len(panels))), squeeze=False)
-    for (model, workload), (ax_t, ax_n) in zip(panels, axes):
+    for (model, workload), (ax_t, ax_n) in zip(panels, axes, strict=True):
         rs = [r for r in results if r["model"] == model and r["workload"] == workload]
         n_max = max(r["n"] for r in rs)
         t_max = max(r["threads_used"] for r in rs)
@@ -168,7 +171,7 @@ def plot(results: List[Dict[str, Any]], path: Path) -> bool:
             style = dict(color=colors[name], label=name, marker="o")
             at_n = sorted((r["threads_used"], r["us_per_row"]) for r in mine if r["n"] == n_max)
             if at_n and mine[0]["multithreaded"]:
-                ax_t.plot(*zip(*at_n), **style)
+                ax_t.plot(*zip(*at_n, strict=True), **style)
             elif at_n:  # single-thread: a level line across the thread axis
                 ax_t.axhline(
                     at_n[0][1], color=colors[name], linestyle="--", label=f"{name} (1 thread)"
@@ -180,7 +183,7 @@ def plot(results: List[Dict[str, Any]], path: Path) -> bool:
                     if prev is None or r["threads_used"] > prev["threads_used"]:
                         best_t[r["n"]] = r
             by_n = sorted((n, r["us_per_row"]) for n, r in best_t.items())
-            ax_n.plot(*zip(*by_n), linestyle="-" if mine[0]["multithreaded"] else "--", **style)
+            ax_n.plot(*zip(*by_n, strict=True), linestyle="-" if mine[0]["multithreaded"] else "--", **style)
         ax_t.set(
             title=f"{model}, {workload}: N={n_max}",
             xlabel="threads",
@@ -210,7 +213,7 @@ def plot(results: List[Dict[str, Any]], path: Path) -> bool:
     return True
 
 
-def markdown_section(results: List[Dict[str, Any]], env: Dict[str, Any], command: str) -> str:
+def markdown_section(results: list[dict[str, Any]], env: dict[str, Any], command: str) -> str:
     """The text written between a README's result markers: environment and table."""
     head = (
         f"Measured with `{command}` on {env['cpu_model']} ({env['usable_cpus']} usable CPUs), "

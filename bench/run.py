@@ -20,15 +20,15 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-
 import contenders  # noqa: E402
 import envinfo  # noqa: E402
+import numpy as np  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
 from workloads import (
@@ -42,7 +42,7 @@ from workloads import (
 )  # noqa: E402
 
 
-def default_threads(cores: int) -> List[int]:
+def default_threads(cores: int) -> list[int]:
     """1, 2, 4, ... up to and including ``cores``."""
     out, t = [], 1
     while t < cores:
@@ -52,7 +52,7 @@ def default_threads(cores: int) -> List[int]:
     return out
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cores = envinfo.usable_cores()
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -150,7 +150,7 @@ def progress(msg: str) -> None:
 
 def check(
     c: contenders.Contender, mask: np.ndarray, rows: np.ndarray, ref: np.ndarray
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Max abs error on the sampled rows and, for caller-owned outputs, whether
     everything outside the selected rows and columns is still the NaN poison."""
     cols = c.problem.column_index
@@ -173,20 +173,20 @@ def check(
     }
 
 
-def _sensor_names(model, columns: np.ndarray, errors: np.ndarray) -> Dict[str, float]:
+def _sensor_names(model, columns: np.ndarray, errors: np.ndarray) -> dict[str, float]:
     """Sensor name -> max abs error, for the columns with a nonzero error."""
-    out: Dict[str, float] = {}
+    out: dict[str, float] = {}
     sensor_of = np.searchsorted(model.sensor_adr, columns, side="right") - 1
-    for s, e in zip(sensor_of.tolist(), errors.tolist()):
+    for s, e in zip(sensor_of.tolist(), errors.tolist(), strict=True):
         name = model.sensor(s).name or f"sensor {s}"
         out[name] = max(out.get(name, 0.0), e)
     return out
 
 
 def measure(
-    args: argparse.Namespace, chosen: List[type], skipped: List[Dict[str, Any]]
-) -> List[Dict[str, Any]]:
-    results: List[Dict[str, Any]] = []
+    args: argparse.Namespace, chosen: list[type], skipped: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
     t_single = min(args.threads)  # single-thread contenders run once, with this group
     for model_name in args.models:
         for n in args.n:
@@ -197,7 +197,7 @@ def measure(
                 rows = sample_rows(mask, args.check_rows)
                 ref = reference(problem, rows)
                 for threads in args.threads:
-                    built: Dict[str, contenders.Contender] = {}
+                    built: dict[str, contenders.Contender] = {}
                     fns = {}
                     checks = {}
                     for cls in chosen:
@@ -283,7 +283,7 @@ def measure(
     return results
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     env = envinfo.collect()
     env["threads_requested"] = args.threads
@@ -291,7 +291,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         f"{env['cpu_model']}, {env['usable_cpus']} usable CPUs; mujoco {env['mujoco']}, mjbatch-uni {env['mjbatch_uni']}"
     )
     avail = contenders.availability()
-    skipped: List[Dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     chosen = []
     for cls in contenders.ALL:
         if args.contenders is not None and cls.name not in args.contenders:
@@ -321,7 +321,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         print(f"skipped {s['contender']}{where}: {s['reason']}")
     for name in sorted({r["contender"] for r in results if not r["correct"]}):
-        sensors: Dict[str, float] = {}
+        sensors: dict[str, float] = {}
         untouched_violated = False
         for r in results:
             if r["contender"] == name and not r["correct"]:

@@ -6,7 +6,7 @@ import gc
 import math
 import statistics
 import time
-from typing import Callable, Dict, List, Sequence
+from collections.abc import Callable, Sequence
 
 
 def time_calls(fn: Callable[[], None], calls: int) -> float:
@@ -26,21 +26,21 @@ def calibrate(fn: Callable[[], None], min_sample_s: float, max_calls: int = 10_0
 
 
 def interleaved(
-    fns: Dict[str, Callable[[], None]],
-    calls_per_sample: Dict[str, int],
+    fns: dict[str, Callable[[], None]],
+    calls_per_sample: dict[str, int],
     repeats: int,
     warmup: int = 1,
-) -> Dict[str, List[float]]:
+) -> dict[str, list[float]]:
     """Time every function ``repeats`` times, interleaved A B C A B C ...
 
     Each function is warmed up first. A sample is the mean time per call over
     ``calls_per_sample[name]`` back-to-back calls. The garbage collector is off
     while timing.
     """
-    for name, fn in fns.items():
+    for fn in fns.values():
         for _ in range(warmup):
             fn()
-    samples: Dict[str, List[float]] = {name: [] for name in fns}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -53,7 +53,7 @@ def interleaved(
     return samples
 
 
-def summary(samples: Sequence[float]) -> Dict[str, float]:
+def summary(samples: Sequence[float]) -> dict[str, float]:
     """Median, min and max of per-call times in seconds."""
     return {
         "median_s": statistics.median(samples),

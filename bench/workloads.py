@@ -7,7 +7,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Dict, List, Tuple
 
 import mujoco
 import numpy as np
@@ -16,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: Workload name -> description. "step": every row dirty (refresh after a
 #: vector step); "reset": a few percent of rows dirty (partial reset).
-WORKLOADS: Dict[str, str] = {
+WORKLOADS: dict[str, str] = {
     "step": "all rows dirty (tracked-sensor refresh after a step)",
     "reset": "a few % of rows dirty (refresh after a partial reset)",
 }
@@ -50,7 +49,7 @@ def load_models_module() -> ModuleType:
 
 #: Column selections: the tracking block only, or every position- and
 #: velocity-stage sensor column (authored sensors included).
-COLUMN_SETS: Dict[str, str] = {
+COLUMN_SETS: dict[str, str] = {
     "tracking": "the track_* sensor block",
     "posvel": "every position- and velocity-stage sensor column",
 }
@@ -64,7 +63,7 @@ class Problem:
     model: mujoco.MjModel
     qpos: np.ndarray  # (N, nq), C-contiguous
     qvel: np.ndarray  # (N, nv), C-contiguous
-    ranges: List[Tuple[int, int]]  # disjoint sorted half-open column ranges
+    ranges: list[tuple[int, int]]  # disjoint sorted half-open column ranges
 
     @property
     def n(self) -> int:
@@ -76,9 +75,9 @@ class Problem:
         return np.concatenate([np.arange(a, b) for a, b in self.ranges])
 
 
-def posvel_ranges(model: mujoco.MjModel) -> List[Tuple[int, int]]:
+def posvel_ranges(model: mujoco.MjModel) -> list[tuple[int, int]]:
     """Merged column ranges of the sensors that need only the POS or VEL stage."""
-    ranges: List[Tuple[int, int]] = []
+    ranges: list[tuple[int, int]] = []
     for s in range(model.nsensor):
         if int(model.sensor_needstage[s]) not in (
             mujoco.mjtStage.mjSTAGE_POS,
@@ -94,7 +93,7 @@ def posvel_ranges(model: mujoco.MjModel) -> List[Tuple[int, int]]:
     return ranges
 
 
-def random_states(model: mujoco.MjModel, n: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
+def random_states(model: mujoco.MjModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Random non-zero states: qpos around qpos0 with unit quaternions, random qvel."""
     rng = np.random.default_rng(seed)
     qpos = model.qpos0 + 0.3 * rng.standard_normal((n, model.nq))

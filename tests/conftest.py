@@ -128,7 +128,10 @@ def pos_vel_sensor_names(model: mujoco.MjModel) -> list[str]:
     """Every position/velocity-stage sensor of `model`, by name."""
     names = []
     for i in range(model.nsensor):
-        if int(model.sensor_needstage[i]) in (mujoco.mjtStage.mjSTAGE_POS, mujoco.mjtStage.mjSTAGE_VEL):
+        if int(model.sensor_needstage[i]) in (
+            mujoco.mjtStage.mjSTAGE_POS,
+            mujoco.mjtStage.mjSTAGE_VEL,
+        ):
             names.append(mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_SENSOR, i))
     return names
 
@@ -158,7 +161,13 @@ def random_states(model: mujoco.MjModel, n: int, seed: int = 0) -> dict[str, np.
     mq = rng.normal(size=(n, model.nmocap, 4))
     mocap_quat = mq / np.linalg.norm(mq, axis=2, keepdims=True)
     time = rng.uniform(0, 10, size=n)
-    return {"qpos": qpos, "qvel": qvel, "mocap_pos": mocap_pos, "mocap_quat": mocap_quat, "time": time}
+    return {
+        "qpos": qpos,
+        "qvel": qvel,
+        "mocap_pos": mocap_pos,
+        "mocap_quat": mocap_quat,
+        "time": time,
+    }
 
 
 class Reference:
@@ -189,7 +198,9 @@ class Reference:
             self.site_xpos[r] = data.site_xpos
             self.site_xmat[r] = data.site_xmat
             for b in range(model.nbody):
-                mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_XBODY, b, self.vel[r, b], 0)
+                mujoco.mj_objectVelocity(
+                    model, data, mujoco.mjtObj.mjOBJ_XBODY, b, self.vel[r, b], 0
+                )
 
 
 @pytest.fixture(scope="session")

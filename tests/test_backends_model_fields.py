@@ -97,9 +97,12 @@ def test_mujoco_batch_expanded_fields(model):
     batch = mujoco_batch.Batch(model, N, nthread=2)
     perturb(model, {f: batch.expand(f) for f in FIELDS}, seed=5)
     undeclared = mjrefresh.Refresher(model, bodies=tracked(model), num_threads=2)
-    with pytest.raises(ValueError, match=r"batch: model field body_pos is expanded with "
-                       r"per-simulation values that the refresher does not take; declare it: "
-                       r"Refresher\(\.\.\., model_fields=\('body_pos', \.\.\.\)\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"batch: model field body_pos is expanded with "
+        r"per-simulation values that the refresher does not take; declare it: "
+        r"Refresher\(\.\.\., model_fields=\('body_pos', \.\.\.\)\)",
+    ):
         mjrefresh.bind_mujoco_batch(batch, undeclared)
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)
     cache = mjrefresh.bind_mujoco_batch(batch, r)

@@ -38,20 +38,59 @@ def assert_untouched(out):
 @pytest.mark.parametrize(
     "change, exc, match",
     [
-        (dict(qpos=np.zeros((8, 7), np.float32)), TypeError, r"qpos: expected dtype float64, got float32"),
+        (
+            dict(qpos=np.zeros((8, 7), np.float32)),
+            TypeError,
+            r"qpos: expected dtype float64, got float32",
+        ),
         (dict(qpos=np.zeros((8, 6))), ValueError, r"qpos: expected shape \(8, 8\), got \(8, 6\)"),
-        (dict(qpos=np.zeros(8)), ValueError, r"qpos: expected a 2-D array \(N, 8\), got shape \(8,\)"),
+        (
+            dict(qpos=np.zeros(8)),
+            ValueError,
+            r"qpos: expected a 2-D array \(N, 8\), got shape \(8,\)",
+        ),
         (dict(qvel=np.zeros((7, 7))), ValueError, r"qvel: expected shape \(8, 7\), got \(7, 7\)"),
-        (dict(qvel=np.zeros((8, 14))[:, ::2]), ValueError,
-         r"qvel: the last axis must be contiguous \(stride 8 bytes\), got stride 16 bytes"),
-        (dict(qvel=np.zeros((8, 7), np.int64)), TypeError, r"qvel: expected dtype float64, got int64"),
-        (dict(rows=np.array([0, 8])), ValueError, r"rows: expected row ids in \[0, 8\), got 8 at position 1"),
+        (
+            dict(qvel=np.zeros((8, 14))[:, ::2]),
+            ValueError,
+            r"qvel: the last axis must be contiguous \(stride 8 bytes\), got stride 16 bytes",
+        ),
+        (
+            dict(qvel=np.zeros((8, 7), np.int64)),
+            TypeError,
+            r"qvel: expected dtype float64, got int64",
+        ),
+        (
+            dict(rows=np.array([0, 8])),
+            ValueError,
+            r"rows: expected row ids in \[0, 8\), got 8 at position 1",
+        ),
         (dict(rows=np.array([-1])), ValueError, r"rows: expected row ids in \[0, 8\), got -1"),
-        (dict(rows=np.array([3, 1])), ValueError, r"rows: expected sorted unique row ids, got 3 then 1"),
-        (dict(rows=np.array([2, 2])), ValueError, r"rows: expected sorted unique row ids, got 2 then 2"),
-        (dict(rows=np.ones(7, bool)), ValueError, r"rows: expected a bool mask of length 8 \(N\), got length 7"),
-        (dict(rows=np.array([0.0, 1.0])), TypeError, r"rows: expected a bool mask or int32/int64 row ids, got dtype float64"),
-        (dict(rows=np.zeros((2, 2), np.int64)), ValueError, r"rows: expected a 1-D bool mask or int array"),
+        (
+            dict(rows=np.array([3, 1])),
+            ValueError,
+            r"rows: expected sorted unique row ids, got 3 then 1",
+        ),
+        (
+            dict(rows=np.array([2, 2])),
+            ValueError,
+            r"rows: expected sorted unique row ids, got 2 then 2",
+        ),
+        (
+            dict(rows=np.ones(7, bool)),
+            ValueError,
+            r"rows: expected a bool mask of length 8 \(N\), got length 7",
+        ),
+        (
+            dict(rows=np.array([0.0, 1.0])),
+            TypeError,
+            r"rows: expected a bool mask or int32/int64 row ids, got dtype float64",
+        ),
+        (
+            dict(rows=np.zeros((2, 2), np.int64)),
+            ValueError,
+            r"rows: expected a 1-D bool mask or int array",
+        ),
         (dict(qpos="x"), TypeError, r"qpos: expected a numpy array"),
     ],
 )
@@ -72,10 +111,16 @@ def test_bad_outputs(setup):
         r.refresh(*args, bad)
     ro = np.zeros((8, m.nsensordata))
     ro.flags.writeable = False
-    with pytest.raises(ValueError, match=r"out.sensordata: expected a writable array, got a read-only one"):
+    with pytest.raises(
+        ValueError, match=r"out.sensordata: expected a writable array, got a read-only one"
+    ):
         r.refresh(*args, mjrefresh.RefreshOutputs(sensordata=ro))
-    with pytest.raises(TypeError, match=r"sensordata: expected dtype float64 or float32, got int32"):
-        r.refresh(*args, mjrefresh.RefreshOutputs(sensordata=np.zeros((8, m.nsensordata), np.int32)))
+    with pytest.raises(
+        TypeError, match=r"sensordata: expected dtype float64 or float32, got int32"
+    ):
+        r.refresh(
+            *args, mjrefresh.RefreshOutputs(sensordata=np.zeros((8, m.nsensordata), np.int32))
+        )
     with pytest.raises(ValueError, match=r"out.site_pos: this plan does not write site_pos"):
         r.refresh(*args, mjrefresh.RefreshOutputs(site_pos=np.zeros((8, 1, 3))))
     with pytest.raises(TypeError, match=r"out: expected mjrefresh.RefreshOutputs, got dict"):
@@ -94,29 +139,45 @@ def test_output_overlapping_input_is_rejected(setup):
     # Interleaved but disjoint views of one buffer are fine (backend state rows).
     side = np.zeros((8, m.nq + m.nsensordata))
     side[:, : m.nq] = st["qpos"]
-    r.refresh(np.arange(8), side[:, : m.nq], st["qvel"],
-              mjrefresh.RefreshOutputs(sensordata=side[:, m.nq :]))
+    r.refresh(
+        np.arange(8),
+        side[:, : m.nq],
+        st["qvel"],
+        mjrefresh.RefreshOutputs(sensordata=side[:, m.nq :]),
+    )
 
 
 def test_mocap_model_requires_mocap_arrays():
     m = mujoco.MjModel.from_xml_string(
         "<mujoco><worldbody><body name='m' mocap='true'><geom size='.1'/></body>"
-        "<body name='f'><freejoint/><geom size='.1'/></body></worldbody></mujoco>")
+        "<body name='f'><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
+    )
     r = mjrefresh.Refresher(m, bodies=["m"], num_threads=1)
     out = r.outputs(2)
-    with pytest.raises(ValueError, match=r"mocap_pos/mocap_quat: the model has 1 mocap bodies; "
-                       r"expected arrays of shape \(N, 1, 3\) and \(N, 1, 4\), got None"):
+    with pytest.raises(
+        ValueError,
+        match=r"mocap_pos/mocap_quat: the model has 1 mocap bodies; "
+        r"expected arrays of shape \(N, 1, 3\) and \(N, 1, 4\), got None",
+    ):
         r.refresh(np.arange(2), np.zeros((2, 7)), np.zeros((2, 6)), out)
     with pytest.raises(ValueError, match=r"mocap_quat: expected shape \(2, 1, 4\), got \(2, 4\)"):
-        r.refresh(np.arange(2), np.zeros((2, 7)), np.zeros((2, 6)), out,
-                  mocap_pos=np.zeros((2, 1, 3)), mocap_quat=np.zeros((2, 4)))
+        r.refresh(
+            np.arange(2),
+            np.zeros((2, 7)),
+            np.zeros((2, 6)),
+            out,
+            mocap_pos=np.zeros((2, 1, 3)),
+            mocap_quat=np.zeros((2, 4)),
+        )
 
 
 def test_clock_requires_time():
     m = mujoco.MjModel.from_xml_string(XML)
     r = mjrefresh.Refresher(m, sensors=["clock"])
     out = r.outputs(3)
-    with pytest.raises(ValueError, match=r"time: clock sensor 'clock' is selected; expected a scalar"):
+    with pytest.raises(
+        ValueError, match=r"time: clock sensor 'clock' is selected; expected a scalar"
+    ):
         r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out)
     r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=2.5)
     assert (out.sensordata[:, 6] == 2.5).all()
@@ -130,20 +191,51 @@ def test_clock_requires_time():
         (dict(bodies=["nope"]), ValueError, r"bodies: unknown body name 'nope'"),
         (dict(bodies=[99]), ValueError, r"bodies: body id 99 out of range \[0, 3\)"),
         (dict(bodies=["a", "a"]), ValueError, r"bodies: body 'a' is listed twice"),
-        (dict(bodies=[1.5]), TypeError, r"bodies: expected body names \(str\) or ids \(int\), got float"),
+        (
+            dict(bodies=[1.5]),
+            TypeError,
+            r"bodies: expected body names \(str\) or ids \(int\), got float",
+        ),
         (dict(sites=["x"]), ValueError, r"sites: unknown site name 'x'"),
         (dict(sensors=["x"]), ValueError, r"sensors: unknown sensor name 'x'"),
         (dict(relative_to="zz", bodies=["a"]), ValueError, r"relative_to: unknown body name 'zz'"),
         (dict(relative_to="a"), ValueError, r"relative_to: expected at least one body in `bodies`"),
-        (dict(sensor_ranges=[(0, 99)]), ValueError,
-         r"sensor_ranges\[0\]: expected 0 <= start < stop <= 10 \(model.nsensordata\), got \(0, 99\)"),
-        (dict(sensor_ranges=[(3, 3)]), ValueError, r"sensor_ranges\[0\]: expected 0 <= start < stop"),
-        (dict(sensor_ranges=[(0,)]), TypeError, r"sensor_ranges\[0\]: expected a \(start, stop\) pair"),
-        (dict(sensor_ranges=5), TypeError, r"sensor_ranges: expected a sequence of \(start, stop\) pairs"),
-        (dict(num_threads=-1), ValueError, r"num_threads: expected >= 0 \(0 = all logical CPUs\), got -1"),
+        (
+            dict(sensor_ranges=[(0, 99)]),
+            ValueError,
+            r"sensor_ranges\[0\]: expected 0 <= start < stop <= 10 \(model.nsensordata\), got \(0, 99\)",
+        ),
+        (
+            dict(sensor_ranges=[(3, 3)]),
+            ValueError,
+            r"sensor_ranges\[0\]: expected 0 <= start < stop",
+        ),
+        (
+            dict(sensor_ranges=[(0,)]),
+            TypeError,
+            r"sensor_ranges\[0\]: expected a \(start, stop\) pair",
+        ),
+        (
+            dict(sensor_ranges=5),
+            TypeError,
+            r"sensor_ranges: expected a sequence of \(start, stop\) pairs",
+        ),
+        (
+            dict(num_threads=-1),
+            ValueError,
+            r"num_threads: expected >= 0 \(0 = all logical CPUs\), got -1",
+        ),
         (dict(num_threads=1.5), TypeError, r"num_threads: expected an int, got float"),
-        (dict(engine="turbo"), ValueError, r"engine: expected one of \('auto', 'exact', 'fast'\), got 'turbo'"),
-        (dict(cpu_ids=[100000]), ValueError, r"cpu_ids: cpu 100000 is not in this process's CPU affinity set"),
+        (
+            dict(engine="turbo"),
+            ValueError,
+            r"engine: expected one of \('auto', 'exact', 'fast'\), got 'turbo'",
+        ),
+        (
+            dict(cpu_ids=[100000]),
+            ValueError,
+            r"cpu_ids: cpu 100000 is not in this process's CPU affinity set",
+        ),
         (dict(cpu_ids=[]), ValueError, r"cpu_ids: expected at least one cpu id"),
     ],
 )
@@ -162,7 +254,8 @@ def test_model_type_is_checked():
 def test_arrays_of_another_model_are_rejected(setup):
     m, r, st, out = setup
     other = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body><joint type='ball'/><geom size='.1'/></body></worldbody></mujoco>")
+        "<mujoco><worldbody><body><joint type='ball'/><geom size='.1'/></body></worldbody></mujoco>"
+    )
     with pytest.raises(ValueError, match=r"qpos: expected shape \(8, 8\), got \(8, 4\)"):
         r.refresh(np.arange(8), np.zeros((8, other.nq)), np.zeros((8, other.nv)), out)
     assert_untouched(out)

@@ -25,10 +25,14 @@ SENTINEL = 123.25
 MODEL = mujoco.MjModel.from_xml_string(XML)
 STATES = random_states(MODEL, N, seed=2)
 REF = Reference(MODEL, STATES)
-R = mjrefresh.Refresher(MODEL, bodies=["b", "mc"], sites=["s"], sensor_ranges=[(0, MODEL.nsensordata)],
-                        num_threads=3)
+R = mjrefresh.Refresher(
+    MODEL, bodies=["b", "mc"], sites=["s"], sensor_ranges=[(0, MODEL.nsensordata)], num_threads=3
+)
 GOOD_SHAPES = {
-    "qpos": (N, MODEL.nq), "qvel": (N, MODEL.nv), "mocap_pos": (N, 1, 3), "mocap_quat": (N, 1, 4),
+    "qpos": (N, MODEL.nq),
+    "qvel": (N, MODEL.nv),
+    "mocap_pos": (N, 1, 3),
+    "mocap_quat": (N, 1, 4),
 }
 
 
@@ -90,11 +94,21 @@ def snapshot(out):
 
 
 rows_strategy = st.one_of(
-    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=5).map(lambda v: np.array(v, dtype=np.int64)),
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=5).map(
+        lambda v: np.array(v, dtype=np.int64)
+    ),
     st.lists(st.integers(0, N - 1), unique=True, max_size=N).map(lambda v: np.array(sorted(v))),
     st.lists(st.booleans(), min_size=0, max_size=N + 2).map(lambda v: np.array(v, dtype=bool)),
-    st.sampled_from([np.arange(N), np.arange(N, dtype=np.int32), np.array([2, 1]), np.array([1, 1]),
-                     np.array([0.5]), np.arange(N).reshape(2, 3)]),
+    st.sampled_from(
+        [
+            np.arange(N),
+            np.arange(N, dtype=np.int32),
+            np.array([2, 1]),
+            np.array([1, 1]),
+            np.array([0.5]),
+            np.arange(N).reshape(2, 3),
+        ]
+    ),
 )
 
 
@@ -115,7 +129,9 @@ def test_hostile_calls_work_or_raise_cleanly(rows, qpos, qvel, mpos, mquat, dtyp
     if out_kind == "readonly":
         out.body_pos.flags.writeable = False
         out_ok = False
-    elif out_kind == "alias_input" and isinstance(qpos, np.ndarray) and qpos.size and qpos.ndim == 2:
+    elif (
+        out_kind == "alias_input" and isinstance(qpos, np.ndarray) and qpos.size and qpos.ndim == 2
+    ):
         out.sensordata = qpos.view(np.float64) if qpos.dtype == np.float64 else out.sensordata
         out_ok = qpos.dtype != np.float64
     elif out_kind == "wrong_dtype":
@@ -132,7 +148,9 @@ def test_hostile_calls_work_or_raise_cleanly(rows, qpos, qvel, mpos, mquat, dtyp
         event("rejected")
         after = snapshot(out)
         for k in before:
-            np.testing.assert_array_equal(after[k], before[k], err_msg=f"{k} written by a failing call")
+            np.testing.assert_array_equal(
+                after[k], before[k], err_msg=f"{k} written by a failing call"
+            )
         return
     # It worked: every input must have been acceptable and results correct.
     assert qpos_ok and qvel_ok and mpos_ok and mquat_ok and out_ok
@@ -146,12 +164,19 @@ def test_hostile_calls_work_or_raise_cleanly(rows, qpos, qvel, mpos, mquat, dtyp
 
 def test_another_models_arrays_are_rejected():
     other = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>")
+        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
+    )
     st2 = random_states(other, N)
     out = fresh_outputs(np.float64)
     with pytest.raises(ValueError, match=r"qpos: expected shape \(6, 8\), got \(6, 7\)"):
         R.refresh(np.arange(N), st2["qpos"], st2["qvel"], out)
     bad_out = mjrefresh.RefreshOutputs(sensordata=np.zeros((N, 10)))
     with pytest.raises(ValueError, match=r"sensordata: expected shape \(6, 9\), got \(6, 10\)"):
-        R.refresh(np.arange(N), STATES["qpos"], STATES["qvel"], bad_out,
-                  mocap_pos=STATES["mocap_pos"], mocap_quat=STATES["mocap_quat"])
+        R.refresh(
+            np.arange(N),
+            STATES["qpos"],
+            STATES["qvel"],
+            bad_out,
+            mocap_pos=STATES["mocap_pos"],
+            mocap_quat=STATES["mocap_quat"],
+        )

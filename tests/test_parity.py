@@ -17,14 +17,24 @@ import mjrefresh
 def Refresher(*args, **kwargs):  # noqa: N802 - the exact engine under test
     return mjrefresh.Refresher(*args, engine="exact", **kwargs)
 
+
 THREADS = (1, 2, 7, 100)
 
 
 def _refresh_all(r: mjrefresh.Refresher, states: dict, out: mjrefresh.RefreshOutputs) -> None:
     n = states["qpos"].shape[0]
-    assert r.refresh(np.arange(n), states["qpos"], states["qvel"], out,
-                     mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"],
-                     time=states["time"]) == n
+    assert (
+        r.refresh(
+            np.arange(n),
+            states["qpos"],
+            states["qvel"],
+            out,
+            mocap_pos=states["mocap_pos"],
+            mocap_quat=states["mocap_quat"],
+            time=states["time"],
+        )
+        == n
+    )
 
 
 @pytest.mark.parametrize("num_threads", THREADS)
@@ -35,12 +45,20 @@ def test_every_sensor_type_bit_exact(rich_model, rich_states, rich_reference, nu
     _refresh_all(r, rich_states, out)
     for name in names:
         cols = sensor_columns(rich_model, name)
-        np.testing.assert_array_equal(out.sensordata[:, cols], rich_reference.sensordata[:, cols],
-                                      err_msg=name)
+        np.testing.assert_array_equal(
+            out.sensordata[:, cols], rich_reference.sensordata[:, cols], err_msg=name
+        )
 
 
-@pytest.mark.parametrize("name", [n for n in pos_vel_sensor_names(mujoco.MjModel.from_xml_string(
-    __import__("conftest").RICH_XML))])
+@pytest.mark.parametrize(
+    "name",
+    [
+        n
+        for n in pos_vel_sensor_names(
+            mujoco.MjModel.from_xml_string(__import__("conftest").RICH_XML)
+        )
+    ],
+)
 def test_each_sensor_alone(rich_model, rich_states, rich_reference, name):
     # Alone, a sensor gets only the stages it needs: proves the planner's
     # stage table (a missing stage leaves a stale or zero value).
@@ -57,8 +75,9 @@ def test_body_and_site_outputs_bit_exact(rich_model, rich_states, rich_reference
     ids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
     sites = ["imu", "arm2_tip", "world_site", "target_site"]
     sids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
-    r = Refresher(rich_model, bodies=bodies, relative_to="base", sites=sites,
-                            num_threads=num_threads)
+    r = Refresher(
+        rich_model, bodies=bodies, relative_to="base", sites=sites, num_threads=num_threads
+    )
     out = r.outputs(64)
     _refresh_all(r, rich_states, out)
     ref = rich_reference
@@ -70,8 +89,11 @@ def test_body_and_site_outputs_bit_exact(rich_model, rich_states, rich_reference
     np.testing.assert_array_equal(out.site_mat, ref.site_xmat[:, sids])
     # Relative pose: same arithmetic as framepos/framequat with reftype xbody.
     base = ids[0]
-    rel = np.einsum("nji,nkj->nki", ref.xmat[:, base].reshape(-1, 3, 3),
-                    ref.xpos[:, ids] - ref.xpos[:, base : base + 1])
+    rel = np.einsum(
+        "nji,nkj->nki",
+        ref.xmat[:, base].reshape(-1, 3, 3),
+        ref.xpos[:, ids] - ref.xpos[:, base : base + 1],
+    )
     np.testing.assert_allclose(out.body_pos_rel, rel, atol=1e-12)
     q = np.empty(4)
     for n in range(64):
@@ -116,8 +138,15 @@ def test_unselected_columns_rows_and_acc_sensors_untouched(rich_model, rich_stat
     for a in out.arrays().values():
         a.fill(sentinel)
     rows = np.arange(0, 64, 3)
-    r.refresh(rows, rich_states["qpos"], rich_states["qvel"], out, mocap_pos=rich_states["mocap_pos"],
-              mocap_quat=rich_states["mocap_quat"], time=rich_states["time"])
+    r.refresh(
+        rows,
+        rich_states["qpos"],
+        rich_states["qvel"],
+        out,
+        mocap_pos=rich_states["mocap_pos"],
+        mocap_quat=rich_states["mocap_quat"],
+        time=rich_states["time"],
+    )
     selected = np.zeros(rich_model.nsensordata, bool)
     for name in names:
         selected[sensor_columns(rich_model, name)] = True
@@ -127,8 +156,9 @@ def test_unselected_columns_rows_and_acc_sensors_untouched(rich_model, rich_stat
     assert (out.sensordata[others] == sentinel).all()
     assert (out.body_pos[others] == sentinel).all()
     assert (out.sensordata[np.ix_(rows, ~selected)] == sentinel).all()
-    np.testing.assert_array_equal(out.sensordata[np.ix_(rows, selected)],
-                                  rich_reference.sensordata[np.ix_(rows, selected)])
+    np.testing.assert_array_equal(
+        out.sensordata[np.ix_(rows, selected)], rich_reference.sensordata[np.ix_(rows, selected)]
+    )
 
 
 def test_sensor_ranges_merge_and_match(rich_model, rich_states, rich_reference):
@@ -138,8 +168,9 @@ def test_sensor_ranges_merge_and_match(rich_model, rich_states, rich_reference):
     assert r.plan.column_ranges == ((a.start, b.stop),)  # adjacent ranges merged
     out = r.outputs(64)
     _refresh_all(r, rich_states, out)
-    np.testing.assert_array_equal(out.sensordata[:, a.start:b.stop],
-                                  rich_reference.sensordata[:, a.start:b.stop])
+    np.testing.assert_array_equal(
+        out.sensordata[:, a.start : b.stop], rich_reference.sensordata[:, a.start : b.stop]
+    )
 
 
 def test_row_strided_inputs_and_outputs(rich_model, rich_states, rich_reference):
@@ -173,8 +204,9 @@ def test_float32_outputs(rich_model, rich_states, rich_reference):
     _refresh_all(r, rich_states, out)
     for name in names:
         cols = sensor_columns(rich_model, name)
-        np.testing.assert_array_equal(out.sensordata[:, cols],
-                                      rich_reference.sensordata[:, cols].astype(np.float32))
+        np.testing.assert_array_equal(
+            out.sensordata[:, cols], rich_reference.sensordata[:, cols].astype(np.float32)
+        )
 
 
 def test_bool_mask_and_int32_rows_agree(rich_model, rich_states):
@@ -184,8 +216,16 @@ def test_bool_mask_and_int32_rows_agree(rich_model, rich_states):
     out_a, out_b = r.outputs(64), r.outputs(64)
     kw = dict(mocap_pos=rich_states["mocap_pos"], mocap_quat=rich_states["mocap_quat"])
     assert r.refresh(mask, rich_states["qpos"], rich_states["qvel"], out_a, **kw) == 4
-    assert r.refresh(np.array([3, 10, 11, 40], np.int32), rich_states["qpos"], rich_states["qvel"],
-                     out_b, **kw) == 4
+    assert (
+        r.refresh(
+            np.array([3, 10, 11, 40], np.int32),
+            rich_states["qpos"],
+            rich_states["qvel"],
+            out_b,
+            **kw,
+        )
+        == 4
+    )
     np.testing.assert_array_equal(out_a.body_pos, out_b.body_pos)
 
 
@@ -199,13 +239,16 @@ def test_refresh_dirty_rows_clears_exactly_the_refreshed(rich_model, rich_states
     assert not dirty.any()
     assert r.refresh_dirty_rows(dirty, rich_states["qpos"], rich_states["qvel"], out, **kw) == 0
     arm2 = mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_BODY, "arm2")
-    np.testing.assert_array_equal(out.body_pos[[0, 5, 63], 0], rich_reference.xpos[[0, 5, 63], arm2])
+    np.testing.assert_array_equal(
+        out.body_pos[[0, 5, 63], 0], rich_reference.xpos[[0, 5, 63], arm2]
+    )
     assert (out.body_pos[1:5] == 0).all()
 
 
 def test_nan_state_is_refreshed_without_crash(rich_model, rich_states):
-    r = Refresher(rich_model, sensors=pos_vel_sensor_names(rich_model), bodies=["arm2"],
-                            num_threads=2)
+    r = Refresher(
+        rich_model, sensors=pos_vel_sensor_names(rich_model), bodies=["arm2"], num_threads=2
+    )
     qpos = rich_states["qpos"].copy()
     qvel = rich_states["qvel"].copy()
     qpos[3, 2] = np.nan

@@ -26,21 +26,46 @@ def model(sensors: str) -> mujoco.MjModel:
 @pytest.mark.parametrize(
     "sensor, match",
     [
-        ('<touch name="x" site="s"/>', r"sensor 'x' \(touch\) is an acceleration-stage sensor: "
-         r"a refresh never recomputes it"),
-        ('<accelerometer name="x" site="s"/>', r"sensor 'x' \(accelerometer\) is an acceleration-stage"),
-        ('<jointlimitpos name="x" joint="j"/>', r"sensor 'x' \(jointlimitpos\) cannot be refreshed: "
-         r"reads the constraint rows \(efc_\*\) of the last physics solve"),
-        ('<jointlimitvel name="x" joint="j"/>', r"sensor 'x' \(jointlimitvel\) cannot be refreshed: reads the constraint rows"),
-        ('<tendonlimitpos name="x" tendon="t"/>', r"sensor 'x' \(tendonlimitpos\) cannot be refreshed"),
-        ('<e_potential name="x"/>', r"sensor 'x' \(e_potential\) cannot be refreshed: energy sensors"),
+        (
+            '<touch name="x" site="s"/>',
+            r"sensor 'x' \(touch\) is an acceleration-stage sensor: "
+            r"a refresh never recomputes it",
+        ),
+        (
+            '<accelerometer name="x" site="s"/>',
+            r"sensor 'x' \(accelerometer\) is an acceleration-stage",
+        ),
+        (
+            '<jointlimitpos name="x" joint="j"/>',
+            r"sensor 'x' \(jointlimitpos\) cannot be refreshed: "
+            r"reads the constraint rows \(efc_\*\) of the last physics solve",
+        ),
+        (
+            '<jointlimitvel name="x" joint="j"/>',
+            r"sensor 'x' \(jointlimitvel\) cannot be refreshed: reads the constraint rows",
+        ),
+        (
+            '<tendonlimitpos name="x" tendon="t"/>',
+            r"sensor 'x' \(tendonlimitpos\) cannot be refreshed",
+        ),
+        (
+            '<e_potential name="x"/>',
+            r"sensor 'x' \(e_potential\) cannot be refreshed: energy sensors",
+        ),
         ('<e_kinetic name="x"/>', r"sensor 'x' \(e_kinetic\) cannot be refreshed: energy sensors"),
-        ('<user name="x" dim="1" needstage="pos"/>', r"sensor 'x' \(user\) cannot be refreshed: user "
-         r"sensors are computed by the global mjcb_sensor callback"),
-        ('<framepos name="x" objtype="site" objname="tip" delay="0.01" nsample="3"/>',
-         r"sensor 'x' \(framepos\) cannot be refreshed: delayed/interval sensors read MuJoCo's sensor history"),
-        ('<framepos name="x" objtype="site" objname="tip" interval="0.1"/>',
-         r"sensor 'x' \(framepos\) cannot be refreshed: delayed/interval sensors"),
+        (
+            '<user name="x" dim="1" needstage="pos"/>',
+            r"sensor 'x' \(user\) cannot be refreshed: user "
+            r"sensors are computed by the global mjcb_sensor callback",
+        ),
+        (
+            '<framepos name="x" objtype="site" objname="tip" delay="0.01" nsample="3"/>',
+            r"sensor 'x' \(framepos\) cannot be refreshed: delayed/interval sensors read MuJoCo's sensor history",
+        ),
+        (
+            '<framepos name="x" objtype="site" objname="tip" interval="0.1"/>',
+            r"sensor 'x' \(framepos\) cannot be refreshed: delayed/interval sensors",
+        ),
     ],
 )
 def test_unsupported_sensors_are_rejected_by_name(sensor, match):
@@ -56,8 +81,11 @@ def test_adhesion_actuator_sensors_are_rejected():
     xml = """<mujoco><worldbody><body name="a"><freejoint/><geom size=".1"/></body></worldbody>
       <actuator><adhesion name="ad" body="a" ctrlrange="0 1"/></actuator>
       <sensor><actuatorpos name="x" actuator="ad"/></sensor></mujoco>"""
-    with pytest.raises(ValueError, match=r"sensor 'x' \(actuatorpos\) cannot be refreshed: its "
-                       r"actuator has a body \(adhesion\) transmission"):
+    with pytest.raises(
+        ValueError,
+        match=r"sensor 'x' \(actuatorpos\) cannot be refreshed: its "
+        r"actuator has a body \(adhesion\) transmission",
+    ):
         mjrefresh.Refresher(mujoco.MjModel.from_xml_string(xml), sensors=["x"])
 
 
@@ -67,15 +95,26 @@ def test_adhesion_actuator_sensors_are_rejected():
         ('<jointpos name="x" joint="j"/>', ("sensorPos",)),
         ('<jointvel name="x" joint="j"/>', ("sensorVel",)),
         ('<framepos name="x" objtype="site" objname="tip"/>', ("kinematics", "sensorPos")),
-        ('<framepos name="x" objtype="camera" objname="cam"/>', ("kinematics", "comPos", "camlight", "sensorPos")),
+        (
+            '<framepos name="x" objtype="camera" objname="cam"/>',
+            ("kinematics", "comPos", "camlight", "sensorPos"),
+        ),
         ('<subtreecom name="x" body="a"/>', ("kinematics", "comPos", "sensorPos")),
         ('<gyro name="x" site="s"/>', ("kinematics", "comPos", "comVel", "sensorVel")),
         ('<subtreelinvel name="x" body="a"/>', ("kinematics", "comPos", "comVel", "sensorVel")),
         ('<tendonpos name="x" tendon="t"/>', ("kinematics", "comPos", "tendon", "sensorPos")),
-        ('<tendonvel name="x" tendon="t"/>', ("kinematics", "comPos", "tendon", "fwdVelocity", "sensorVel")),
-        ('<actuatorpos name="x" actuator="mt"/>', ("kinematics", "comPos", "tendon", "transmission", "sensorPos")),
-        ('<actuatorvel name="x" actuator="m"/>',
-         ("kinematics", "comPos", "tendon", "transmission", "fwdVelocity", "sensorVel")),
+        (
+            '<tendonvel name="x" tendon="t"/>',
+            ("kinematics", "comPos", "tendon", "fwdVelocity", "sensorVel"),
+        ),
+        (
+            '<actuatorpos name="x" actuator="mt"/>',
+            ("kinematics", "comPos", "tendon", "transmission", "sensorPos"),
+        ),
+        (
+            '<actuatorvel name="x" actuator="m"/>',
+            ("kinematics", "comPos", "tendon", "transmission", "fwdVelocity", "sensorVel"),
+        ),
         ('<clock name="x"/>', ("sensorPos",)),
     ],
 )
@@ -104,8 +143,10 @@ def test_plan_for_bodies_and_sites():
 def test_unselected_unsupported_sensors_do_not_matter():
     # A model may carry touch/limit/user sensors; selecting others is fine
     # and never runs them (they are masked out of the engine's model copy).
-    m = model('<touch name="t0" site="s"/><jointlimitpos name="l" joint="j"/>'
-              '<user name="u" dim="1" needstage="pos"/><framepos name="x" objtype="site" objname="tip"/>')
+    m = model(
+        '<touch name="t0" site="s"/><jointlimitpos name="l" joint="j"/>'
+        '<user name="u" dim="1" needstage="pos"/><framepos name="x" objtype="site" objname="tip"/>'
+    )
     r = mjrefresh.Refresher(m, sensors=["x"], num_threads=1)
     assert r.plan.sensor_names == ("x",)
     assert r.plan.column_ranges == ((3, 6),)

@@ -61,10 +61,14 @@ def test_calls_from_several_python_threads_are_serialised(m, states, ref):
 
 
 def test_several_refreshers_run_concurrently(m, states, ref):
-    rs = [mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2) for _ in range(3)]
+    rs = [
+        mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2) for _ in range(3)
+    ]
     outs = [r.outputs(300) for r in rs]
-    threads = [threading.Thread(target=r.refresh, args=(np.arange(300), states["qpos"], states["qvel"], o))
-               for r, o in zip(rs, outs)]
+    threads = [
+        threading.Thread(target=r.refresh, args=(np.arange(300), states["qpos"], states["qvel"], o))
+        for r, o in zip(rs, outs, strict=True)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -121,8 +125,11 @@ def test_mujoco_error_on_workers_becomes_refresh_error(num_threads, states):
     assert r.plan.engine == "exact"  # the fused kernels do not take a corrupted model
     out = r.outputs(300)
     out.body_pos.fill(-1.0)
-    with pytest.raises(mjrefresh.RefreshError, match=r"MuJoCo error while refreshing row 3: "
-                       r"unknown joint type 9 \(2 other rows also failed\)") as info:
+    with pytest.raises(
+        mjrefresh.RefreshError,
+        match=r"MuJoCo error while refreshing row 3: "
+        r"unknown joint type 9 \(2 other rows also failed\)",
+    ) as info:
         r.refresh(np.array([3, 50, 299]), states["qpos"], states["qvel"], out)
     assert info.value.rows == (3, 50, 299)
     assert (out.body_pos == -1.0).all()  # failing rows are left as they were
@@ -143,9 +150,12 @@ def test_dirty_rows_stay_dirty_for_failed_rows(states):
 
 
 def test_version_guard_message():
-    with pytest.raises(ImportError, match=r"mjrefresh's native core was built for MuJoCo 3\.11\.0, "
-                       r"but this process runs MuJoCo 4\.0\.0\. Fix: install the MuJoCo it was built "
-                       r"for \(pip install mujoco==3\.11\.0\), or rebuild mjrefresh"):
+    with pytest.raises(
+        ImportError,
+        match=r"mjrefresh's native core was built for MuJoCo 3\.11\.0, "
+        r"but this process runs MuJoCo 4\.0\.0\. Fix: install the MuJoCo it was built "
+        r"for \(pip install mujoco==3\.11\.0\), or rebuild mjrefresh",
+    ):
         _native.check_versions("3.11.0", "4.0.0")
     _native.check_versions(mujoco.__version__, mujoco.__version__)
     assert mjrefresh.MUJOCO_BUILD_VERSION == mujoco.__version__
@@ -168,7 +178,9 @@ def test_ctrl_c_is_delivered_after_the_call_returns(m):
         time.sleep(5)  # only reached if the call finished before the signal
     timer.join()
     # The native call ran to completion: every row was written.
-    assert not np.isnan(out.sensordata).any(), f"call interrupted after {time.perf_counter() - start:.3f}s"
+    assert not np.isnan(out.sensordata).any(), (
+        f"call interrupted after {time.perf_counter() - start:.3f}s"
+    )
     sample = {k: v[:50] for k, v in states.items()}
     np.testing.assert_array_equal(out.sensordata[:50], Reference(m, sample).sensordata)
 

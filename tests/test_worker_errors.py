@@ -51,8 +51,10 @@ def failing_callback(tmp_path_factory):
     src.write_text(CALLBACK_C)
     so = tmp / "libfail.so"
     include = os.path.join(os.path.dirname(mujoco.__file__), "include")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
-                   check=True)
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
+        check=True,
+    )
     lib = ctypes.CDLL(str(so))
     return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
 
@@ -91,10 +93,11 @@ def test_failing_rows_are_reported_and_the_rest_refreshed(m, states, ref, instal
     r = mjrefresh.Refresher(m, sensors=["tv", "fp"], num_threads=num_threads)
     out = r.outputs(200)
     out.sensordata.fill(-5.0)
-    with pytest.raises(mjrefresh.RefreshError,
-                       match=r"MuJoCo error while refreshing row 17: crafted failure at "
-                             r"qpos\[0\]=1017 \(2 other rows also failed\); all other rows were refreshed"
-                       ) as info:
+    with pytest.raises(
+        mjrefresh.RefreshError,
+        match=r"MuJoCo error while refreshing row 17: crafted failure at "
+        r"qpos\[0\]=1017 \(2 other rows also failed\); all other rows were refreshed",
+    ) as info:
         r.refresh(np.arange(200), qpos, states["qvel"], out)
     assert info.value.rows == (17, 18, 150)
     assert (out.sensordata[bad] == -5.0).all()

@@ -37,6 +37,7 @@ __all__ = [
     "RefreshPlan",
     "Refresher",
     "__version__",
+    "models",
     # lifecycle adapter and backend bindings
     "CacheStats",
     "MjDataListCache",

@@ -35,8 +35,8 @@ MuJoCo 3.11 and 4.0.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 import mujoco
 import numpy as np
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 #: Tracking sensor kinds in block order: (kind, mjtSensor type, dim, relative to the base body).
-TRACKING_KINDS: Tuple[Tuple[str, int, int, bool], ...] = (
+TRACKING_KINDS: tuple[tuple[str, int, int, bool], ...] = (
     ("track_pos_w", int(mujoco.mjtSensor.mjSENS_FRAMEPOS), 3, False),
     ("track_quat_w", int(mujoco.mjtSensor.mjSENS_FRAMEQUAT), 4, False),
     ("track_linvel_w", int(mujoco.mjtSensor.mjSENS_FRAMELINVEL), 3, False),
@@ -110,7 +110,7 @@ def _hinge_body(
     name: str,
     pos: Sequence[float],
     axis: Sequence[float],
-    joint_range: Tuple[float, float],
+    joint_range: tuple[float, float],
     *,
     armature: float = 0.01,
     damping: float = 0.1,
@@ -486,7 +486,7 @@ _G1_HOME = {
 }
 
 
-def _mirror(side: str, pos, joint_range, axis) -> Tuple[list, Tuple[float, float]]:
+def _mirror(side: str, pos, joint_range, axis) -> tuple[list, tuple[float, float]]:
     """Right-side position/range from the left-side ones (mirror in y)."""
     if side == "left":
         return list(pos), joint_range
@@ -578,7 +578,7 @@ def humanoid_spec() -> mujoco.MjSpec:
         pos=[0, 0, -0.05],
     )
 
-    bodies: Dict[str, mujoco.MjsBody] = {"pelvis": pelvis}
+    bodies: dict[str, mujoco.MjsBody] = {"pelvis": pelvis}
     actuators = []
     # spec order = compiled body order: left leg, right leg, waist/torso, left arm, right arm
     chains = [
@@ -659,7 +659,7 @@ def humanoid_spec() -> mujoco.MjSpec:
 
     home = [next((v for k, v in _G1_HOME.items() if f"_{k}_link" in j), 0.0) for j in joints]
     home = [
-        (-v if "shoulder_roll" in j and j.startswith("right") else v) for v, j in zip(home, joints)
+        (-v if "shoulder_roll" in j and j.startswith("right") else v) for v, j in zip(home, joints, strict=True)
     ]
     spec.add_key(name="home", qpos=[0, 0, _G1_PELVIS_Z - 0.02, 1, 0, 0, 0, *home], ctrl=home)
     return spec
@@ -687,20 +687,20 @@ class TrackingLayout:
       sensor_start, sensor_stop: the half-open sensor-id range of the block.
     """
 
-    bodies: Tuple[str, ...]
+    bodies: tuple[str, ...]
     base: str
     start: int
     stop: int
-    kinds: Mapping[str, Tuple[int, int]]
+    kinds: Mapping[str, tuple[int, int]]
     sensor_start: int
     sensor_stop: int
 
     @property
-    def columns(self) -> Tuple[int, int]:
+    def columns(self) -> tuple[int, int]:
         """``(start, stop)``, the form ``sensor_ranges`` takes."""
         return (self.start, self.stop)
 
-    def column(self, kind: str, body: str) -> Tuple[int, int]:
+    def column(self, kind: str, body: str) -> tuple[int, int]:
         """The half-open column range of one body's sensor of one kind."""
         start, _ = self.kinds[kind]
         dim = next(d for k, _t, d, _r in TRACKING_KINDS if k == kind)
@@ -727,11 +727,11 @@ def tracking_layout(model: mujoco.MjModel) -> TrackingLayout:
         raise ValueError(f"expected a multiple of {nkind} track_* sensors, got {len(ids)}")
     nbody = len(ids) // nkind
     bodies = tuple(names[first + i].split("/", 1)[1] for i in range(nbody))
-    kinds: Dict[str, Tuple[int, int]] = {}
+    kinds: dict[str, tuple[int, int]] = {}
     base = ""
     for k, (kind, stype, dim, relative) in enumerate(TRACKING_KINDS):
         block = range(first + k * nbody, first + (k + 1) * nbody)
-        for body, sid in zip(bodies, block):
+        for body, sid in zip(bodies, block, strict=True):
             if names[sid] != f"{kind}/{body}":
                 raise ValueError(f"sensor {sid} is {names[sid]!r}, expected {kind}/{body!r}")
             if int(model.sensor_type[sid]) != stype or int(model.sensor_dim[sid]) != dim:
@@ -746,4 +746,4 @@ def tracking_layout(model: mujoco.MjModel) -> TrackingLayout:
 
 
 #: Model builders by name.
-MODELS: Dict[str, Callable[[], mujoco.MjModel]] = {"quadruped": quadruped, "humanoid": humanoid}
+MODELS: dict[str, Callable[[], mujoco.MjModel]] = {"quadruped": quadruped, "humanoid": humanoid}

@@ -48,7 +48,9 @@ class RefreshOutputs:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The non-None output arrays by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
 
 
 OUTPUT_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RefreshOutputs))

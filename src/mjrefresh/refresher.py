@@ -88,7 +88,9 @@ def _rows_from(rows: object, n: int) -> np.ndarray:
         raise ValueError(f"rows: expected a 1-D bool mask or int array, got shape {r.shape}")
     if r.dtype == np.bool_:
         if r.shape[0] != n:
-            raise ValueError(f"rows: expected a bool mask of length {n} (N), got length {r.shape[0]}")
+            raise ValueError(
+                f"rows: expected a bool mask of length {n} (N), got length {r.shape[0]}"
+            )
         return np.flatnonzero(r)
     if r.size == 0:
         return np.empty(0, dtype=np.int64)
@@ -247,7 +249,11 @@ class Refresher:
         Pass an array by name (for example ``sensordata=backend_view``) to use
         it instead of a new one; it is checked when a refresh uses it.
         """
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 0:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 0
+        ):
             raise ValueError(f"num_envs: expected an int >= 0, got {num_envs!r}")
         dt = np.dtype(dtype)
         if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
@@ -301,7 +307,9 @@ class Refresher:
         """
         q = as_array("qpos", qpos)
         if q.ndim != 2:
-            raise ValueError(f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}")
+            raise ValueError(
+                f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}"
+            )
         ids = _rows_from(rows, q.shape[0])
         self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time, model_fields)
         return int(ids.shape[0])
@@ -325,9 +333,13 @@ class Refresher:
         mask = as_array("dirty", dirty)
         q = as_array("qpos", qpos)
         if q.ndim != 2:
-            raise ValueError(f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}")
+            raise ValueError(
+                f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}"
+            )
         if mask.dtype != np.bool_ or mask.ndim != 1:
-            raise TypeError(f"dirty: expected a 1-D bool array, got dtype {mask.dtype} shape {mask.shape}")
+            raise TypeError(
+                f"dirty: expected a 1-D bool array, got dtype {mask.dtype} shape {mask.shape}"
+            )
         if mask.shape[0] != q.shape[0]:
             raise ValueError(f"dirty: expected length {q.shape[0]} (N), got {mask.shape[0]}")
         if not mask.flags.writeable:
@@ -356,7 +368,9 @@ class Refresher:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.num_threads} threads"
-        work = "fused kernels" if self._plan.engine == "fast" else f"{len(self._plan.stages)} stages"
+        work = (
+            "fused kernels" if self._plan.engine == "fast" else f"{len(self._plan.stages)} stages"
+        )
         return f"<mjrefresh.Refresher {self._plan.engine}, {work}, {state}>"
 
     # -------------------------------------------------------------- internal
@@ -389,7 +403,7 @@ class Refresher:
         elif self._plan.needs_time:
             clocks = [
                 name
-                for i, name in zip(self._plan.sensor_ids, self._plan.sensor_names)
+                for i, name in zip(self._plan.sensor_ids, self._plan.sensor_names, strict=True)
                 if int(self._model.sensor_type[i]) == mujoco.mjtSensor.mjSENS_CLOCK
             ]
             raise ValueError(
@@ -461,9 +475,7 @@ class Refresher:
                     f"got {a.shape}"
                 )
             if a.dtype != np.float64:
-                raise TypeError(
-                    f"model_fields[{name!r}]: expected dtype float64, got {a.dtype}"
-                )
+                raise TypeError(f"model_fields[{name!r}]: expected dtype float64, got {a.dtype}")
             out.append((name, a))
         return out
 
