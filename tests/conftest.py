@@ -3,6 +3,12 @@ type a refresh supports, random non-zero states, and mj_forward references."""
 
 from __future__ import annotations
 
+import ctypes
+import glob
+import os
+import shutil
+import subprocess
+
 import mujoco
 import numpy as np
 import pytest
@@ -211,3 +217,47 @@ def rich_states(rich_model: mujoco.MjModel) -> dict[str, np.ndarray]:
 @pytest.fixture(scope="session")
 def rich_reference(rich_model: mujoco.MjModel, rich_states: dict[str, np.ndarray]) -> Reference:
     return Reference(rich_model, rich_states)
+
+
+# A real mju_error source on worker threads: a passive-force callback compiled
+# from C at test time and installed in MuJoCo's global mjcb_passive slot. A
+# refresh that runs mj_fwdVelocity (a tendonvel sensor) calls it on the
+# worker threads; it calls mju_error for rows whose qpos[0] is > 100.
+FAILING_PASSIVE_C = r"""
+#include <mujoco/mujoco.h>
+void failing_passive(const mjModel* m, mjData* d) {
+  if (d->qpos[0] > 100) mju_error("crafted failure at qpos[0]=%g", d->qpos[0]);
+}
+"""
+LIBMUJOCO = glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so.*"))[0]
+
+
+@pytest.fixture(scope="session")
+def failing_passive_address(tmp_path_factory) -> int:
+    """Address of the compiled failing callback (skips without a C compiler)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the failing callback")
+    tmp = tmp_path_factory.mktemp("cb")
+    src = tmp / "fail.c"
+    src.write_text(FAILING_PASSIVE_C)
+    so = tmp / "libfail.so"
+    include = os.path.join(os.path.dirname(mujoco.__file__), "include")
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
+        check=True,
+    )
+    lib = ctypes.CDLL(str(so))
+    return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
+
+
+@pytest.fixture()
+def failing_passive_installed(failing_passive_address):
+    """The failing callback in mjcb_passive for the duration of one test."""
+    slot = ctypes.c_void_p.in_dll(ctypes.CDLL(LIBMUJOCO), "mjcb_passive")
+    saved = slot.value
+    slot.value = failing_passive_address
+    try:
+        yield
+    finally:
+        slot.value = saved

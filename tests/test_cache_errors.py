@@ -8,24 +8,11 @@ calls mju_error for rows whose qpos[0] > 100."""
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-import shutil
-import subprocess
-
 import mujoco
 import numpy as np
 import pytest
 
 import mjrefresh
-
-CALLBACK_C = r"""
-#include <mujoco/mujoco.h>
-void failing_passive(const mjModel* m, mjData* d) {
-  if (d->qpos[0] > 100) mju_error("crafted failure at qpos[0]=%g", d->qpos[0]);
-}
-"""
 
 XML = """<mujoco><worldbody>
   <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s0"/>
@@ -35,37 +22,6 @@ XML = """<mujoco><worldbody>
   <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/>
   </sensor>
 </mujoco>"""
-
-LIBMUJOCO = glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so.*"))[0]
-
-
-@pytest.fixture(scope="module")
-def failing_callback(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the failing callback")
-    tmp = tmp_path_factory.mktemp("cb")
-    src = tmp / "fail.c"
-    src.write_text(CALLBACK_C)
-    so = tmp / "libfail.so"
-    include = os.path.join(os.path.dirname(mujoco.__file__), "include")
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
-        check=True,
-    )
-    lib = ctypes.CDLL(str(so))
-    return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
-
-
-@pytest.fixture()
-def installed(failing_callback):
-    slot = ctypes.c_void_p.in_dll(ctypes.CDLL(LIBMUJOCO), "mjcb_passive")
-    saved = slot.value
-    slot.value = failing_callback
-    try:
-        yield
-    finally:
-        slot.value = saved
 
 
 def forward_rows(m, qpos, qvel) -> np.ndarray:
@@ -78,7 +34,7 @@ def forward_rows(m, qpos, qvel) -> np.ndarray:
     return np.array(out)
 
 
-def test_failing_rows_stay_dirty_and_the_others_are_fresh(installed):
+def test_failing_rows_stay_dirty_and_the_others_are_fresh(failing_passive_installed):
     m = mujoco.MjModel.from_xml_string(XML)
     n = 8
     rng = np.random.default_rng(3)

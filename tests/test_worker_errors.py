@@ -10,25 +10,12 @@ it calls mju_error for rows whose qpos[0] is > 100."""
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-import shutil
-import subprocess
-
 import mujoco
 import numpy as np
 import pytest
 from conftest import Reference, random_states
 
 import mjrefresh
-
-CALLBACK_C = r"""
-#include <mujoco/mujoco.h>
-void failing_passive(const mjModel* m, mjData* d) {
-  if (d->qpos[0] > 100) mju_error("crafted failure at qpos[0]=%g", d->qpos[0]);
-}
-"""
 
 XML = """<mujoco><worldbody>
   <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s0"/>
@@ -37,37 +24,6 @@ XML = """<mujoco><worldbody>
   <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
   <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/></sensor>
 </mujoco>"""
-
-LIBMUJOCO = glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so.*"))[0]
-
-
-@pytest.fixture(scope="module")
-def failing_callback(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the failing callback")
-    tmp = tmp_path_factory.mktemp("cb")
-    src = tmp / "fail.c"
-    src.write_text(CALLBACK_C)
-    so = tmp / "libfail.so"
-    include = os.path.join(os.path.dirname(mujoco.__file__), "include")
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
-        check=True,
-    )
-    lib = ctypes.CDLL(str(so))
-    return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
-
-
-@pytest.fixture()
-def installed(failing_callback):
-    slot = ctypes.c_void_p.in_dll(ctypes.CDLL(LIBMUJOCO), "mjcb_passive")
-    saved = slot.value
-    slot.value = failing_callback
-    try:
-        yield
-    finally:
-        slot.value = saved
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +42,9 @@ def ref(m, states):
 
 
 @pytest.mark.parametrize("num_threads", [1, 2, 7])
-def test_failing_rows_are_reported_and_the_rest_refreshed(m, states, ref, installed, num_threads):
+def test_failing_rows_are_reported_and_the_rest_refreshed(
+    m, states, ref, failing_passive_installed, num_threads
+):
     bad = np.array([17, 18, 150])
     qpos = states["qpos"].copy()
     qpos[bad, 0] = 1000.0 + bad
@@ -108,7 +66,7 @@ def test_failing_rows_are_reported_and_the_rest_refreshed(m, states, ref, instal
     np.testing.assert_array_equal(out.sensordata, ref.sensordata)
 
 
-def test_bindings_error_reporting_still_works(m, states, installed):
+def test_bindings_error_reporting_still_works(m, states, failing_passive_installed):
     r = mjrefresh.Refresher(m, sensors=["tv"], num_threads=2)
     d = mujoco.MjData(m)
     d.qpos[0] = 500.0
