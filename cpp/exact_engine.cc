@@ -136,8 +136,8 @@ void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
   if (out.sensordata.valid()) {
     const int64_t base = row * out.sensordata.row_stride;
     for (const auto& [start, stop] : sel_.columns) {
-      store(out.sensordata.data, out.sensordata.type, base + start, d->sensordata + start,
-            stop - start);
+      store_stream(out.sensordata.data, out.sensordata.type, base + start, d->sensordata + start,
+                   stop - start);
     }
   }
   const bool want_vel = out.body_linvel.valid() || out.body_angvel.valid();

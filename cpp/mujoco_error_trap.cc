@@ -17,6 +17,7 @@ namespace {
 
 thread_local std::jmp_buf* tls_jump = nullptr;
 thread_local char tls_message[1024];
+thread_local bool tls_scope_active = false;  // a TrapScope installed the handler
 
 void trap_handler(const mjLogMessage* msg) {
   if (msg->level >= mjLOG_ERROR && tls_jump != nullptr) {
@@ -28,10 +29,22 @@ void trap_handler(const mjLogMessage* msg) {
 
 }  // namespace
 
+TrapScope::TrapScope()
+    : saved_handler_(reinterpret_cast<void*>(_mjPRIVATE_setTlsLogHandler(&trap_handler))),
+      saved_active_(tls_scope_active) {
+  tls_scope_active = true;
+}
+
+TrapScope::~TrapScope() {
+  _mjPRIVATE_setTlsLogHandler(reinterpret_cast<mjfLogHandler>(saved_handler_));
+  tls_scope_active = saved_active_;
+}
+
 bool trapped_call(void (*fn)(void*), void* arg, char* message, std::size_t message_size) {
   std::jmp_buf env;
   std::jmp_buf* const saved_jump = tls_jump;
-  const mjfLogHandler saved_handler = _mjPRIVATE_setTlsLogHandler(&trap_handler);
+  const bool install = !tls_scope_active;
+  const mjfLogHandler saved_handler = install ? _mjPRIVATE_setTlsLogHandler(&trap_handler) : nullptr;
   tls_jump = &env;
   bool ok;
   if (setjmp(env) == 0) {
@@ -42,7 +55,7 @@ bool trapped_call(void (*fn)(void*), void* arg, char* message, std::size_t messa
     std::snprintf(message, message_size, "%s", tls_message);
   }
   tls_jump = saved_jump;
-  _mjPRIVATE_setTlsLogHandler(saved_handler);
+  if (install) _mjPRIVATE_setTlsLogHandler(saved_handler);
   return ok;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "exact_engine.h"
+#include "mujoco_error_trap.h"
 #include "fast_engine.h"
 
 namespace mjrefresh {
@@ -138,7 +139,11 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   RowEngine& engine = *engine_;
   const bool pairs = engine.pairs();
   pool_->run(active, [&](int t) {
+    const TrapScope trap;  // one handler install per participant, not per row
     Failure& failure = failures[t];
+    struct Fence {  // the engines may write outputs with streaming stores
+      ~Fence() { store_fence(); }
+    } fence;
     char message[1024];
     for (;;) {
       const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
