@@ -79,6 +79,31 @@ inline void put_lanes2(float* oa, float* ob, V2 x, V2 y) {
 
 }  // namespace
 
+// How the pose pass reads the model values it takes per row: the template's
+// (inline in Body/Joint) or a row's / a pair's field blocks (KinVals).
+struct FastEngine::TemplateKin {
+  template <class B>
+  static double body_pos(const B& b, int k) { return b.pos[k]; }
+  template <class B>
+  static double body_quat(const B& b, int k) { return b.quat[k]; }
+  template <class J>
+  static double jnt_pos(const J& j, int k) { return j.pos[k]; }
+  template <class J>
+  static double jnt_axis(const J& j, int k) { return j.axis[k]; }
+};
+template <class A>
+struct FastEngine::FieldKin {
+  KinVals<A> v;
+  template <class B>
+  auto body_pos(const B& b, int k) const { return v.body_pos[3 * b.id + k]; }
+  template <class B>
+  auto body_quat(const B& b, int k) const { return v.body_quat[4 * b.id + k]; }
+  template <class J>
+  auto jnt_pos(const J& j, int k) const { return v.jnt_pos[3 * j.id + k]; }
+  template <class J>
+  auto jnt_axis(const J& j, int k) const { return v.jnt_axis[3 * j.id + k]; }
+};
+
 std::string fast_uncovered(const mjModel* m, const Selection& sel) {
   // The kernels know MuJoCo's four joint types; anything else (a corrupted
   // model) goes to the exact engine, where MuJoCo itself reports it.
@@ -207,6 +232,8 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     body.isameframe = m->body_sameframe[b];
     const double* pos = m->body_pos + 3 * b;
     const double* quat = m->body_quat + 4 * b;
+    copy3(body.pos, pos);
+    copy4(body.quat, quat);
     body.zero_pos = !declared[kBodyPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
     body.unit_quat = !declared[kBodyQuat] && quat[0] == 1 && quat[1] == 0 && quat[2] == 0 &&
                      quat[3] == 0;
@@ -231,6 +258,8 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
         jt.dadr = m->jnt_dofadr[j];
         const double* pos = m->jnt_pos + 3 * j;
         const double* axis = m->jnt_axis + 3 * j;
+        copy3(jt.pos, pos);
+        copy3(jt.axis, axis);
         jt.qpos0 = m->qpos0[jt.qadr];
         jt.centered = !declared[kJntPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
         jt.unit_axis = -1;
@@ -812,13 +841,13 @@ void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) c
 // Poses (mj_kinematics restricted to the visited bodies) and, where needed,
 // velocities, in one pass from parents to children. R reads row data: one
 // row (T = double) or two rows into the two lanes (T = V2).
-// kv: the model values of the row (A = const double*; template values or a
-// row's field block) or of the two rows of a pair, lane by lane (A = Row2).
-template <class T, class R, class A>
+// kv reads the model values: TemplateKin, or FieldKin over one row's field
+// blocks (double) or a pair's, lane by lane (V2).
+template <class T, class R, class K>
 void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
-                            R mocap_quat, const KinVals<A>& kv, bool want_vel,
+                            R mocap_quat, const K& kv, bool want_vel,
                             bool want_body_vel) const {
-  using U = std::decay_t<decltype(kv.body_pos[0])>;  // double, or T for per-lane values
+  using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
   // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
   // up front: they depend on qpos only, so the CPU overlaps them instead of
   // waiting for each on a body's dependency chain.
@@ -864,8 +893,7 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         if (b.zero_pos) {
           copy3(x.pos, p.pos);
         } else {
-          const U bpos[3] = {kv.body_pos[3 * b.id], kv.body_pos[3 * b.id + 1],
-                             kv.body_pos[3 * b.id + 2]};
+          const U bpos[3] = {kv.body_pos(b, 0), kv.body_pos(b, 1), kv.body_pos(b, 2)};
           T vec[3];
           mat_vec(vec, p.mat, bpos);
           x.pos[0] = p.pos[0] + vec[0];
@@ -875,8 +903,8 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         if (b.unit_quat) {
           copy4(x.quat, p.quat);
         } else {
-          const U bquat[4] = {kv.body_quat[4 * b.id], kv.body_quat[4 * b.id + 1],
-                              kv.body_quat[4 * b.id + 2], kv.body_quat[4 * b.id + 3]};
+          const U bquat[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2),
+                              kv.body_quat(b, 3)};
           mul_quat(x.quat, p.quat, bquat);
         }
       }
@@ -886,10 +914,8 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         const Joint& jt = joints_[j];
         T* xanchor = anchors + 6 * j;
         T* xaxis = xanchor + 3;
-        const U jaxis[3] = {kv.jnt_axis[3 * jt.id], kv.jnt_axis[3 * jt.id + 1],
-                            kv.jnt_axis[3 * jt.id + 2]};
-        const U jpos[3] = {kv.jnt_pos[3 * jt.id], kv.jnt_pos[3 * jt.id + 1],
-                           kv.jnt_pos[3 * jt.id + 2]};
+        const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
+        const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
         if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jaxis, x.quat);
         if (jt.centered) {
           copy3(xanchor, x.pos);  // rot_vec_quat(0) + pos, exactly
@@ -962,12 +988,25 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
                              char* message, std::size_t message_size) {
   Scratch& sc = scratch_[t];
   const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  const bool want_vel = any_vel_sensor_ || want_body_vel;
+  const Row1 qpos{in.qpos.row(row)}, qvel{in.qvel.row(row)};
+  const Row1 mpos{row_or_null(in.mocap_pos, row)}, mquat{row_or_null(in.mocap_quat, row)};
+  if (sel_.model_fields.empty()) {
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+    emit(sc, sc.states.data(), row, in, template_vals_, out, true);
+    return true;
+  }
   const Vals v = row_vals(in, row);
-  const KinVals<const double*> kv{v.f[kBodyPos], v.f[kBodyQuat], v.f[kJntPos], v.f[kJntAxis]};
-  kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), Row1{in.qpos.row(row)},
-             Row1{in.qvel.row(row)}, Row1{row_or_null(in.mocap_pos, row)},
-             Row1{row_or_null(in.mocap_quat, row)}, kv, any_vel_sensor_ || want_body_vel,
-             want_body_vel);
+  if (kin_fields_) {
+    const FieldKin<const double*> kv{
+        {v.f[kBodyPos], v.f[kBodyQuat], v.f[kJntPos], v.f[kJntAxis]}};
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, kv, want_vel, want_body_vel);
+  } else {
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+  }
   emit(sc, sc.states.data(), row, in, v, out, true);
   return true;
 }
@@ -977,7 +1016,9 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   Scratch& sc = scratch_[t];
   const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
   const bool want_vel = any_vel_sensor_ || want_body_vel;
-  const Vals va = row_vals(in, row_a), vb = row_vals(in, row_b);
+  const bool fields = !sel_.model_fields.empty();
+  const Vals va = fields ? row_vals(in, row_a) : template_vals_;
+  const Vals vb = fields ? row_vals(in, row_b) : template_vals_;
   const Row2 qpos{in.qpos.row(row_a), in.qpos.row(row_b)};
   const Row2 qvel{in.qvel.row(row_a), in.qvel.row(row_b)};
   const Row2 mpos{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)};
@@ -986,17 +1027,15 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     // Each lane reads its own row's values. Measured on the quadruped
     // tracking refresh with body_pos, body_quat, jnt_axis per row: see
     // pairs() in fast_engine.h for why pairs stay on.
-    const KinVals<Row2> kv{{va.f[kBodyPos], vb.f[kBodyPos]},
-                           {va.f[kBodyQuat], vb.f[kBodyQuat]},
-                           {va.f[kJntPos], vb.f[kJntPos]},
-                           {va.f[kJntAxis], vb.f[kJntAxis]}};
+    const FieldKin<Row2> kv{{{va.f[kBodyPos], vb.f[kBodyPos]},
+                             {va.f[kBodyQuat], vb.f[kBodyQuat]},
+                             {va.f[kJntPos], vb.f[kJntPos]},
+                             {va.f[kJntAxis], vb.f[kJntAxis]}}};
     kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
                mquat, kv, want_vel, want_body_vel);
   } else {
-    const KinVals<const double*> kv{va.f[kBodyPos], va.f[kBodyQuat], va.f[kJntPos],
-                                    va.f[kJntAxis]};
     kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
-               mquat, kv, want_vel, want_body_vel);
+               mquat, TemplateKin{}, want_vel, want_body_vel);
   }
   if (out.sensordata.valid()) {
     const int64_t a = row_a * out.sensordata.row_stride, b = row_b * out.sensordata.row_stride;

@@ -18,7 +18,8 @@
 //   computes for that lane's row (same operations in the same order); the
 //   data-dependent shortcuts of the double versions (unit quaternion, zero
 //   vector) are skipped there because the full formula gives the same bits
-//   for those inputs when they are finite.
+//   for those inputs when they are finite. Model values (U) are one double
+//   for both lanes, or a V2 when each lane's row has its own model values.
 #pragma once
 
 #include <bit>
