@@ -481,18 +481,49 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
   }
 }
 
-// Global quaternion of a frame, as get_xquat in engine_sensor.c.
+// Global quaternion of a frame, as get_xquat in engine_sensor.c. MuJoCo
+// 3.11 multiplies the body's xquat by the local quaternion (body_iquat,
+// geom_quat, site_quat) whatever the frame's sameframe; 4.0 follows
+// sameframe like mj_local2Global (measured with per-row quaternions that
+// differ from the template's: 4.0 ignores geom_quat of a geom compiled as
+// "same frame as the inertia" and uses body_iquat). Build and runtime
+// MuJoCo versions always match (checked at import).
+#if mjVERSION_HEADER >= 4000000
+constexpr bool kQuatFollowsSameframe = true;
+#else
+constexpr bool kQuatFollowsSameframe = false;
+#endif
+
 void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v,
                             double quat[4]) const {
   const State& x = st[f.slot];
+  const double* iquat = v.f[kBodyIquat] + 4 * bodies_[f.slot].id;
   switch (f.kind) {
     case Frame::kXBody:
       copy4(quat, x.quat);
       return;
     case Frame::kInertial:
-      mul_quat(quat, x.quat, v.f[kBodyIquat] + 4 * bodies_[f.slot].id);
+      if (kQuatFollowsSameframe && bodies_[f.slot].isameframe != mjSAMEFRAME_NONE) {
+        copy4(quat, x.quat);  // body sameframe is BODY or BODYROT
+      } else {
+        mul_quat(quat, x.quat, iquat);
+      }
       return;
     case Frame::kLocal:
+      if (kQuatFollowsSameframe) {
+        switch (f.sameframe) {
+          case mjSAMEFRAME_BODY:
+          case mjSAMEFRAME_BODYROT:
+            copy4(quat, x.quat);
+            return;
+          case mjSAMEFRAME_INERTIA:
+          case mjSAMEFRAME_INERTIAROT:
+            mul_quat(quat, x.quat, iquat);
+            return;
+          default:
+            break;
+        }
+      }
       mul_quat(quat, x.quat, v.f[f.quat_field] + 4 * f.id);
       return;
   }
