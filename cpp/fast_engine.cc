@@ -946,11 +946,11 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         T* xanchor = anchors + 6 * j;
         T* xaxis = xanchor + 3;
         const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
-        const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
         if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jaxis, x.quat);
         if (jt.centered) {
           copy3(xanchor, x.pos);  // rot_vec_quat(0) + pos, exactly
         } else {
+          const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
           rot_vec_quat(xanchor, jpos, x.quat);
           add_to3(xanchor, x.pos);
         }
@@ -972,6 +972,7 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         }
         // correct for off-center rotation (exactly zero for a centered joint)
         if (!jt.centered) {
+          const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
           T v0[3], v1[3];
           sub3(v0, xanchor, x.pos);
           rot_vec_quat(v1, jpos, x.quat);
