@@ -349,9 +349,17 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
       const int lo = std::max(start, s.adr), hi = std::min(stop, s.adr + s.dim);
       if (lo < hi) s.segments.emplace_back(lo - s.adr, hi - lo);
     }
-    // Gathered sensors skip the cutoff: only when no row can have one.
-    const bool no_cutoff = !declared[kSensorCutoff] && !(m->sensor_cutoff[i] > 0);
-    const bool whole = no_cutoff && s.segments.size() == 1 && s.segments[0].second == s.dim;
+    // Gathered sensors are written without cutoff: a template cutoff sends a
+    // sensor to the generic path; per-row cutoffs are applied afterwards, to
+    // the sensors a row's cutoff clips (clips_), which keeps the gathered
+    // writes when few or no rows have one.
+    const bool whole = !(m->sensor_cutoff[i] > 0 && !declared[kSensorCutoff]) &&
+                       s.segments.size() == 1 && s.segments[0].second == s.dim;
+    const bool clipped = s.datatype == mjDATATYPE_REAL || s.datatype == mjDATATYPE_POSITIVE;
+    if (whole && declared[kSensorCutoff] && clipped &&
+        (s.op == Sensor::kCopy || s.op == Sensor::kPosRel)) {
+      clips_.push_back(s);
+    }
     if (whole && s.op == Sensor::kCopy) {
       (s.dim == 3 ? gather3_ : gather4_).push_back({s.adr, s.src});
     } else if (whole && s.op == Sensor::kPosRel) {
@@ -728,6 +736,23 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
                                const Vals& v, T* dst, bool fixed) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
   if (fixed) write_fixed(st, dst);
+  const double* cutoffs = v.f[kSensorCutoff];
+  // Gathered sensors that this row's cutoff clips: written again, clipped
+  // (recomputed from the States, so float32 outputs round the clipped value).
+  for (const Sensor& s : clips_) {
+    const double cutoff = cutoffs[s.id];
+    if (!(cutoff > 0)) continue;
+    double vals[4];
+    if (s.op == Sensor::kCopy) {
+      for (int k = 0; k < s.dim; ++k) vals[k] = sd[s.src + k];
+    } else {  // kPosRel
+      double d[3];
+      sub3(d, st[s.obj.slot].pos, st[s.ref.slot].pos);
+      mat_t_vec(vals, st[s.ref.slot].mat, d);
+    }
+    T* out = dst + s.adr;
+    for (int k = 0; k < s.dim; ++k) out[k] = static_cast<T>(cut(vals[k], cutoff, s.datatype));
+  }
   for (const Sensor& s : sensors_) {
     double vals[4];
     switch (s.op) {
@@ -756,7 +781,7 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
         }
         break;
     }
-    const double cutoff = v.f[kSensorCutoff][s.id];
+    const double cutoff = cutoffs[s.id];
     if (cutoff > 0) {
       for (int k = 0; k < s.dim; ++k) vals[k] = cut(vals[k], cutoff, s.datatype);
     }
@@ -1081,7 +1106,8 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   }
   // Everything else reads one row's scalar States: split the lanes, unless
   // nothing else is written (a sensors-only tracking selection).
-  const bool generic = out.sensordata.valid() && !sensors_.empty();
+  const bool generic = out.sensordata.valid() &&
+                       (!sensors_.empty() || any_clip(va) || any_clip(vb));
   const bool bodies = !body_slots_.empty() &&
                       (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
                        out.body_pos_rel.valid() || out.body_quat_rel.valid());
@@ -1100,6 +1126,15 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   }
   emit(sc, sc.states.data(), row_a, in, va, out, false);
   emit(sc, sc.states_b.data(), row_b, in, vb, out, false);
+}
+
+// Whether this row's sensor_cutoff clips a gathered sensor.
+bool FastEngine::any_clip(const Vals& v) const {
+  const double* cutoffs = v.f[kSensorCutoff];
+  for (const Sensor& s : clips_) {
+    if (cutoffs[s.id] > 0) return true;
+  }
+  return false;
 }
 
 // Writes the selected outputs of one row from its visited bodies' states.

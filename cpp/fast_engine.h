@@ -33,10 +33,12 @@
 //   through a pointer to the template's array or to the row's block (Vals;
 //   blocks are indexed like the mjModel field). The exact-value shortcuts
 //   of the planner (zero body offset, unit body rotation, centered joint,
-//   coordinate hinge axis, gathered sensor copies without cutoff) are off
-//   for what a declared field can change, so rows holding the template's
-//   values give the template's results bit for bit (the full formulas give
-//   the shortcuts' bits for finite input). Those shortcuts are most of the
+//   coordinate hinge axis) are off for what a declared field can change,
+//   so rows holding the template's values give the template's results bit
+//   for bit (the full formulas give the shortcuts' bits for finite input);
+//   with a per-row sensor_cutoff, sensors written by the gathered copies
+//   are written again, clipped, in rows whose cutoff for them is > 0.
+//   Those shortcuts are most of the
 //   cost of fields: on the quadruped tracking refresh, per-row body_quat
 //   costs ~+12% per row (a quaternion product per body where the template
 //   has a unit rotation), jnt_axis ~+9%, body_pos ~+4%. body_inertia is
@@ -189,6 +191,7 @@ class FastEngine final : public RowEngine {
   template <class A>
   struct FieldKin;
   Vals row_vals(const Inputs& in, int64_t row) const;
+  bool any_clip(const Vals& v) const;
   template <class T, class R, class K>
   void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
                   R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
@@ -217,6 +220,9 @@ class FastEngine final : public RowEngine {
   std::vector<Body> bodies_;  // slot 0 is the world; parents before children
   std::vector<Joint> joints_;
   std::vector<Sensor> sensors_;  // sensors computed per row (all but gathered copies)
+  // With per-row sensor_cutoff: the gathered REAL/POSITIVE sensors, written
+  // again clipped in rows whose cutoff for them is > 0.
+  std::vector<Sensor> clips_;
   // Sensors whose selected columns are a plain copy of 3 or 4 doubles of a
   // visited body's State (world frame xbody sensors without cutoff, fully
   // selected), in column order. One tight loop writes them all.
