@@ -368,3 +368,20 @@ def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out32, **kw)
     for name, a in out64.arrays().items():
         np.testing.assert_array_equal(getattr(out32, name), a.astype(np.float32))
+
+
+def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
+    # Pairs read each lane's own values; a row refreshed alone (refresh_row)
+    # must get the same bits.
+    n = 12
+    states = random_states(rich_model, n, seed=26)
+    fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=12)
+    r = make(rich_model, fields, num_threads=1, engine="fast")
+    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"],
+              model_fields=fields)
+    together, alone = r.outputs(n), r.outputs(n)
+    r.refresh(np.arange(n), states["qpos"], states["qvel"], together, **kw)
+    for i in range(n):
+        r.refresh(np.array([i]), states["qpos"], states["qvel"], alone, **kw)
+    for name, a in together.arrays().items():
+        np.testing.assert_array_equal(getattr(alone, name), a)
