@@ -79,6 +79,31 @@ inline void put_lanes2(float* oa, float* ob, V2 x, V2 y) {
 
 }  // namespace
 
+// How the pose pass reads the model values it takes per row: the template's
+// (inline in Body/Joint) or a row's / a pair's field blocks (KinVals).
+struct FastEngine::TemplateKin {
+  template <class B>
+  static double body_pos(const B& b, int k) { return b.pos[k]; }
+  template <class B>
+  static double body_quat(const B& b, int k) { return b.quat[k]; }
+  template <class J>
+  static double jnt_pos(const J& j, int k) { return j.pos[k]; }
+  template <class J>
+  static double jnt_axis(const J& j, int k) { return j.axis[k]; }
+};
+template <class A>
+struct FastEngine::FieldKin {
+  KinVals<A> v;
+  template <class B>
+  auto body_pos(const B& b, int k) const { return v.body_pos[3 * b.id + k]; }
+  template <class B>
+  auto body_quat(const B& b, int k) const { return v.body_quat[4 * b.id + k]; }
+  template <class J>
+  auto jnt_pos(const J& j, int k) const { return v.jnt_pos[3 * j.id + k]; }
+  template <class J>
+  auto jnt_axis(const J& j, int k) const { return v.jnt_axis[3 * j.id + k]; }
+};
+
 std::string fast_uncovered(const mjModel* m, const Selection& sel) {
   // The kernels know MuJoCo's four joint types; anything else (a corrupted
   // model) goes to the exact engine, where MuJoCo itself reports it.
@@ -133,9 +158,12 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   const mjModel* m = model;
   const std::string why = fast_uncovered(m, sel_);
   if (!why.empty()) throw std::invalid_argument("engine 'fast': " + why);
-  if (!sel_.model_fields.empty()) {
-    throw std::invalid_argument("engine 'fast': per-environment model fields are not supported");
-  }
+  // Declared per-row fields: the shortcuts that test their template values
+  // are off (see the contract in fast_engine.h).
+  bool declared[kNumModelFields] = {};
+  for (int f : sel_.model_fields) declared[f] = true;
+  kin_fields_ = declared[kBodyPos] || declared[kBodyQuat] || declared[kJntPos] ||
+                declared[kJntAxis];
 
   // Pass 1: mark the bodies that must be visited and which need velocities.
   // Ancestors inherit every mark (a body's pose and velocity are built on
@@ -201,19 +229,14 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     body.parent = slot_of[m->body_parentid[b]];
     body.vel_sensor = vel_sensor[b];
     body.vel_body = vel_body[b];
-    for (int k = 0; k < 3; ++k) {
-      body.pos[k] = m->body_pos[3 * b + k];
-      body.ipos[k] = m->body_ipos[3 * b + k];
-    }
-    for (int k = 0; k < 4; ++k) {
-      body.quat[k] = m->body_quat[4 * b + k];
-      body.iquat[k] = m->body_iquat[4 * b + k];
-    }
     body.isameframe = m->body_sameframe[b];
-    body.zero_pos = body.pos[0] == 0 && body.pos[1] == 0 && body.pos[2] == 0;
-    body.unit_quat =
-        body.quat[0] == 1 && body.quat[1] == 0 && body.quat[2] == 0 && body.quat[3] == 0;
-    body.mass = m->body_mass[b];
+    const double* pos = m->body_pos + 3 * b;
+    const double* quat = m->body_quat + 4 * b;
+    copy3(body.pos, pos);
+    copy4(body.quat, quat);
+    body.zero_pos = !declared[kBodyPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
+    body.unit_quat = !declared[kBodyQuat] && quat[0] == 1 && quat[1] == 0 && quat[2] == 0 &&
+                     quat[3] == 0;
     const int jntadr = m->body_jntadr[b], jntnum = m->body_jntnum[b];
     if (jntnum == 1 && m->jnt_type[jntadr] == mjJNT_FREE) {
       body.kind = Body::kFree;
@@ -229,18 +252,19 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     if (body.kind != Body::kFree) {
       for (int j = jntadr; j < jntadr + jntnum; ++j) {
         Joint jt;
+        jt.id = j;
         jt.type = m->jnt_type[j];
         jt.qadr = m->jnt_qposadr[j];
         jt.dadr = m->jnt_dofadr[j];
-        for (int k = 0; k < 3; ++k) {
-          jt.pos[k] = m->jnt_pos[3 * j + k];
-          jt.axis[k] = m->jnt_axis[3 * j + k];
-        }
+        const double* pos = m->jnt_pos + 3 * j;
+        const double* axis = m->jnt_axis + 3 * j;
+        copy3(jt.pos, pos);
+        copy3(jt.axis, axis);
         jt.qpos0 = m->qpos0[jt.qadr];
-        jt.centered = jt.pos[0] == 0 && jt.pos[1] == 0 && jt.pos[2] == 0;
+        jt.centered = !declared[kJntPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
         jt.unit_axis = -1;
-        for (int k = 0; k < 3 && jt.type == mjJNT_HINGE; ++k) {
-          if (jt.axis[k] == 1 && jt.axis[(k + 1) % 3] == 0 && jt.axis[(k + 2) % 3] == 0) {
+        for (int k = 0; k < 3 && jt.type == mjJNT_HINGE && !declared[kJntAxis]; ++k) {
+          if (axis[k] == 1 && axis[(k + 1) % 3] == 0 && axis[(k + 2) % 3] == 0) {
             jt.unit_axis = k;
           }
         }
@@ -269,11 +293,11 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   constexpr int kStateSize = sizeof(State) / sizeof(double);
   for (int i : sel_.sensors) {
     Sensor s;
+    s.id = i;
     s.type = m->sensor_type[i];
     s.adr = m->sensor_adr[i];
     s.dim = m->sensor_dim[i];
     s.datatype = m->sensor_datatype[i];
-    s.cutoff = m->sensor_cutoff[i];
     switch (s.type) {
       case mjSENS_JOINTPOS:
       case mjSENS_JOINTVEL:
@@ -325,7 +349,17 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
       const int lo = std::max(start, s.adr), hi = std::min(stop, s.adr + s.dim);
       if (lo < hi) s.segments.emplace_back(lo - s.adr, hi - lo);
     }
-    const bool whole = s.cutoff <= 0 && s.segments.size() == 1 && s.segments[0].second == s.dim;
+    // Gathered sensors are written without cutoff: a template cutoff sends a
+    // sensor to the generic path; per-row cutoffs are applied afterwards, to
+    // the sensors a row's cutoff clips (clips_), which keeps the gathered
+    // writes when few or no rows have one.
+    const bool whole = !(m->sensor_cutoff[i] > 0 && !declared[kSensorCutoff]) &&
+                       s.segments.size() == 1 && s.segments[0].second == s.dim;
+    const bool clipped = s.datatype == mjDATATYPE_REAL || s.datatype == mjDATATYPE_POSITIVE;
+    if (whole && declared[kSensorCutoff] && clipped &&
+        (s.op == Sensor::kCopy || s.op == Sensor::kPosRel)) {
+      clips_.push_back(s);
+    }
     if (whole && s.op == Sensor::kCopy) {
       (s.dim == 3 ? gather3_ : gather4_).push_back({s.adr, s.src});
     } else if (whole && s.op == Sensor::kPosRel) {
@@ -341,6 +375,7 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
     if (joints_[j].type == mjJNT_HINGE) hinges_.push_back(j);
   }
   model_ = mj_copyModel(nullptr, model);
+  for (int f = 0; f < kNumModelFields; ++f) template_vals_.f[f] = field_data(model_, f);
   scratch_.resize(num_scratch);
   for (Scratch& sc : scratch_) {
     sc.states.assign(bodies_.size(), State{});
@@ -374,16 +409,16 @@ FastEngine::Frame FastEngine::make_frame(const mjModel* m, int objtype, int obji
     const bool geom = objtype == mjOBJ_GEOM;
     f.kind = Frame::kLocal;
     f.sameframe = geom ? m->geom_sameframe[objid] : m->site_sameframe[objid];
-    const mjtNum* pos = geom ? m->geom_pos + 3 * objid : m->site_pos + 3 * objid;
-    const mjtNum* quat = geom ? m->geom_quat + 4 * objid : m->site_quat + 4 * objid;
-    copy3(f.pos, pos);
-    copy4(f.quat, quat);
+    f.id = objid;
+    f.pos_field = geom ? kGeomPos : kSitePos;
+    f.quat_field = geom ? kGeomQuat : kSiteQuat;
   }
   return f;
 }
 
 // xipos/ximat as mj_local2Global computes them from body_ipos/iquat.
-void FastEngine::inertial_pose(const State* st, int slot, double pos[3], double mat[9]) const {
+void FastEngine::inertial_pose(const State* st, int slot, const Vals& v, double pos[3],
+                               double mat[9]) const {
   const Body& b = bodies_[slot];
   const State& x = st[slot];
   if (slot == 0) {
@@ -394,13 +429,13 @@ void FastEngine::inertial_pose(const State* st, int slot, double pos[3], double 
   if (b.isameframe == mjSAMEFRAME_BODY) {
     copy3(pos, x.pos);
   } else {
-    mat_vec(pos, x.mat, b.ipos);
+    mat_vec(pos, x.mat, v.f[kBodyIpos] + 3 * b.id);
     add_to3(pos, x.pos);
   }
   if (!mat) return;
   if (b.isameframe == mjSAMEFRAME_NONE) {
     double q[4];
-    mul_quat(q, x.quat, b.iquat);
+    mul_quat(q, x.quat, v.f[kBodyIquat] + 4 * b.id);
     quat_mat(mat, q);
   } else {
     std::memcpy(mat, x.mat, sizeof(double) * 9);
@@ -408,7 +443,7 @@ void FastEngine::inertial_pose(const State* st, int slot, double pos[3], double 
 }
 
 // World position and rotation matrix of a frame (geom_xpos/site_xpos, ...).
-void FastEngine::frame_pose(const State* st, const Frame& f, double pos[3],
+void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
                             double mat[9]) const {
   const State& x = st[f.slot];
   switch (f.kind) {
@@ -417,54 +452,87 @@ void FastEngine::frame_pose(const State* st, const Frame& f, double pos[3],
       std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case Frame::kInertial:
-      inertial_pose(st, f.slot, pos, mat);
+      inertial_pose(st, f.slot, v, pos, mat);
       return;
     case Frame::kLocal:
       break;
   }
+  const double* fpos = v.f[f.pos_field] + 3 * f.id;
   switch (f.sameframe) {
     case mjSAMEFRAME_BODY:
       copy3(pos, x.pos);
       std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case mjSAMEFRAME_INERTIA:
-      inertial_pose(st, f.slot, pos, mat);
+      inertial_pose(st, f.slot, v, pos, mat);
       return;
     case mjSAMEFRAME_BODYROT:
-      mat_vec(pos, x.mat, f.pos);
+      mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
       std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case mjSAMEFRAME_INERTIAROT: {
       double ipos[3];
-      inertial_pose(st, f.slot, ipos, mat);
-      mat_vec(pos, x.mat, f.pos);
+      inertial_pose(st, f.slot, v, ipos, mat);
+      mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
       return;
     }
     default: {
-      mat_vec(pos, x.mat, f.pos);
+      mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
       double q[4];
-      mul_quat(q, x.quat, f.quat);
+      mul_quat(q, x.quat, v.f[f.quat_field] + 4 * f.id);
       quat_mat(mat, q);
       return;
     }
   }
 }
 
-// Global quaternion of a frame, as get_xquat in engine_sensor.c.
-void FastEngine::frame_quat(const State* st, const Frame& f, double quat[4]) const {
+// Global quaternion of a frame, as get_xquat in engine_sensor.c. MuJoCo
+// 3.11 multiplies the body's xquat by the local quaternion (body_iquat,
+// geom_quat, site_quat) whatever the frame's sameframe; 4.0 follows
+// sameframe like mj_local2Global (measured with per-row quaternions that
+// differ from the template's: 4.0 ignores geom_quat of a geom compiled as
+// "same frame as the inertia" and uses body_iquat). Build and runtime
+// MuJoCo versions always match (checked at import).
+#if mjVERSION_HEADER >= 4000000
+constexpr bool kQuatFollowsSameframe = true;
+#else
+constexpr bool kQuatFollowsSameframe = false;
+#endif
+
+void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v,
+                            double quat[4]) const {
   const State& x = st[f.slot];
+  const double* iquat = v.f[kBodyIquat] + 4 * bodies_[f.slot].id;
   switch (f.kind) {
     case Frame::kXBody:
       copy4(quat, x.quat);
       return;
     case Frame::kInertial:
-      mul_quat(quat, x.quat, bodies_[f.slot].iquat);
+      if (kQuatFollowsSameframe && bodies_[f.slot].isameframe != mjSAMEFRAME_NONE) {
+        copy4(quat, x.quat);  // body sameframe is BODY or BODYROT
+      } else {
+        mul_quat(quat, x.quat, iquat);
+      }
       return;
     case Frame::kLocal:
-      mul_quat(quat, x.quat, f.quat);
+      if (kQuatFollowsSameframe) {
+        switch (f.sameframe) {
+          case mjSAMEFRAME_BODY:
+          case mjSAMEFRAME_BODYROT:
+            copy4(quat, x.quat);
+            return;
+          case mjSAMEFRAME_INERTIA:
+          case mjSAMEFRAME_INERTIAROT:
+            mul_quat(quat, x.quat, iquat);
+            return;
+          default:
+            break;
+        }
+      }
+      mul_quat(quat, x.quat, v.f[f.quat_field] + 4 * f.id);
       return;
   }
 }
@@ -484,14 +552,14 @@ void FastEngine::frame_vel(const State* st, const Frame& f, const double pos[3],
 }
 
 void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
-                                double* vals) const {
+                                const Vals& mv, double* vals) const {
   switch (s.type) {
     case mjSENS_FRAMEPOS:
     case mjSENS_FRAMEXAXIS:
     case mjSENS_FRAMEYAXIS:
     case mjSENS_FRAMEZAXIS: {
       double pos[3], mat[9];
-      frame_pose(st, s.obj, pos, mat);
+      frame_pose(st, s.obj, mv, pos, mat);
       double vec[3];
       if (s.type == mjSENS_FRAMEPOS) {
         copy3(vec, pos);
@@ -506,7 +574,7 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
         return;
       }
       double rpos[3], rmat[9];
-      frame_pose(st, s.ref, rpos, rmat);
+      frame_pose(st, s.ref, mv, rpos, rmat);
       if (s.type == mjSENS_FRAMEPOS) {
         double r[3];
         sub3(r, pos, rpos);
@@ -518,13 +586,13 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     }
     case mjSENS_FRAMEQUAT: {
       double q[4];
-      frame_quat(st, s.obj, q);
+      frame_quat(st, s.obj, mv, q);
       if (!s.has_ref) {
         copy4(vals, q);
         return;
       }
       double rq[4];
-      frame_quat(st, s.ref, rq);
+      frame_quat(st, s.ref, mv, rq);
       neg_quat(rq, rq);
       mul_quat(vals, rq, q);
       return;
@@ -532,11 +600,11 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_FRAMELINVEL:
     case mjSENS_FRAMEANGVEL: {
       double pos[3], mat[9], w[3], v[3];
-      frame_pose(st, s.obj, pos, mat);
+      frame_pose(st, s.obj, mv, pos, mat);
       frame_vel(st, s.obj, pos, w, v);
       if (s.has_ref) {
         double rpos[3], rmat[9], rw[3], rv[3];
-        frame_pose(st, s.ref, rpos, rmat);
+        frame_pose(st, s.ref, mv, rpos, rmat);
         frame_vel(st, s.ref, rpos, rw, rv);
         double relw[3], relv[3], r[3], c[3];
         sub3(relw, w, rw);
@@ -554,7 +622,7 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_VELOCIMETER:
     case mjSENS_GYRO: {
       double pos[3], mat[9], w[3], v[3];
-      frame_pose(st, s.obj, pos, mat);
+      frame_pose(st, s.obj, mv, pos, mat);
       frame_vel(st, s.obj, pos, w, v);
       mat_t_vec(vals, mat, s.type == mjSENS_VELOCIMETER ? v : w);
       return;
@@ -665,9 +733,26 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
 
 template <class T>
 void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
-                               T* dst, bool fixed) const {
+                               const Vals& v, T* dst, bool fixed) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
   if (fixed) write_fixed(st, dst);
+  const double* cutoffs = v.f[kSensorCutoff];
+  // Gathered sensors that this row's cutoff clips: written again, clipped
+  // (recomputed from the States, so float32 outputs round the clipped value).
+  for (const Sensor& s : clips_) {
+    const double cutoff = cutoffs[s.id];
+    if (!(cutoff > 0)) continue;
+    double vals[4];
+    if (s.op == Sensor::kCopy) {
+      for (int k = 0; k < s.dim; ++k) vals[k] = sd[s.src + k];
+    } else {  // kPosRel
+      double d[3];
+      sub3(d, st[s.obj.slot].pos, st[s.ref.slot].pos);
+      mat_t_vec(vals, st[s.ref.slot].mat, d);
+    }
+    T* out = dst + s.adr;
+    for (int k = 0; k < s.dim; ++k) out[k] = static_cast<T>(cut(vals[k], cutoff, s.datatype));
+  }
   for (const Sensor& s : sensors_) {
     double vals[4];
     switch (s.op) {
@@ -690,14 +775,15 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
       }
       case Sensor::kGeneric:
         if (s.type == mjSENS_SUBTREECOM) {
-          subtree_com(sc, st, s, vals);
+          subtree_com(sc, st, s, v, vals);
         } else {
-          compute_sensor(st, s, in, row, vals);
+          compute_sensor(st, s, in, row, v, vals);
         }
         break;
     }
-    if (s.cutoff > 0) {
-      for (int k = 0; k < s.dim; ++k) vals[k] = cut(vals[k], s.cutoff, s.datatype);
+    const double cutoff = cutoffs[s.id];
+    if (cutoff > 0) {
+      for (int k = 0; k < s.dim; ++k) vals[k] = cut(vals[k], cutoff, s.datatype);
     }
     T* out = dst + s.adr;
     if (s.segments.size() == 1 && s.segments[0].second == s.dim) {
@@ -712,10 +798,11 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
 
 // subtree_com of one body: mj_comPos's backward pass over the subtree, in
 // its order (children, by descending id, before the body's own term).
-void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s,
+void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
                              double vals[3]) const {
   const Subtree& tree = subtrees_[s.subtree];
   double* acc = sc.subtree.data();
+  const double* mass = v.f[kBodyMass];
   for (int slot : tree.slots) {
     double* a = acc + 4 * slot;
     a[0] = a[1] = a[2] = a[3] = 0;
@@ -725,9 +812,9 @@ void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s,
     const Body& b = bodies_[slot];
     if (slot) {
       double xipos[3];
-      inertial_pose(st, slot, xipos, nullptr);
-      add_to_scl3(a, xipos, b.mass);
-      a[3] += b.mass;
+      inertial_pose(st, slot, v, xipos, nullptr);
+      add_to_scl3(a, xipos, mass[b.id]);
+      a[3] += mass[b.id];
     }
     if (slot != tree.root) {
       double* pa = acc + 4 * b.parent;
@@ -737,7 +824,7 @@ void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s,
   }
   const double* a = acc + 4 * tree.root;
   if (a[3] < mjMINVAL) {
-    inertial_pose(st, tree.root, vals, nullptr);
+    inertial_pose(st, tree.root, v, vals, nullptr);
   } else {
     const double scl = 1.0 / std::max<double>(mjMINVAL, a[3]);
     vals[0] = a[0] * scl;
@@ -810,9 +897,13 @@ void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) c
 // Poses (mj_kinematics restricted to the visited bodies) and, where needed,
 // velocities, in one pass from parents to children. R reads row data: one
 // row (T = double) or two rows into the two lanes (T = V2).
-template <class T, class R>
+// kv reads the model values: TemplateKin, or FieldKin over one row's field
+// blocks (double) or a pair's, lane by lane (V2).
+template <class T, class R, class K>
 void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
-                            R mocap_quat, bool want_vel, bool want_body_vel) const {
+                            R mocap_quat, const K& kv, bool want_vel,
+                            bool want_body_vel) const {
+  using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
   // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
   // up front: they depend on qpos only, so the CPU overlaps them instead of
   // waiting for each on a body's dependency chain.
@@ -858,8 +949,9 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         if (b.zero_pos) {
           copy3(x.pos, p.pos);
         } else {
+          const U bpos[3] = {kv.body_pos(b, 0), kv.body_pos(b, 1), kv.body_pos(b, 2)};
           T vec[3];
-          mat_vec(vec, p.mat, b.pos);
+          mat_vec(vec, p.mat, bpos);
           x.pos[0] = p.pos[0] + vec[0];
           x.pos[1] = p.pos[1] + vec[1];
           x.pos[2] = p.pos[2] + vec[2];
@@ -867,7 +959,9 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         if (b.unit_quat) {
           copy4(x.quat, p.quat);
         } else {
-          mul_quat(x.quat, p.quat, b.quat);
+          const U bquat[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2),
+                              kv.body_quat(b, 3)};
+          mul_quat(x.quat, p.quat, bquat);
         }
       }
       // xaxis is only read by the velocities (and slides).
@@ -876,11 +970,13 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         const Joint& jt = joints_[j];
         T* xanchor = anchors + 6 * j;
         T* xaxis = xanchor + 3;
-        if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jt.axis, x.quat);
+        const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
+        if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jaxis, x.quat);
         if (jt.centered) {
           copy3(xanchor, x.pos);  // rot_vec_quat(0) + pos, exactly
         } else {
-          rot_vec_quat(xanchor, jt.pos, x.quat);
+          const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
+          rot_vec_quat(xanchor, jpos, x.quat);
           add_to3(xanchor, x.pos);
         }
         if (jt.type == mjJNT_SLIDE) {
@@ -896,14 +992,15 @@ void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, 
         } else {
           // mju_axisAngle2Quat with the precomputed half-angle terms
           const T sn = half[2 * j + 1];
-          const T qloc[4] = {half[2 * j], jt.axis[0] * sn, jt.axis[1] * sn, jt.axis[2] * sn};
+          const T qloc[4] = {half[2 * j], jaxis[0] * sn, jaxis[1] * sn, jaxis[2] * sn};
           mul_quat(x.quat, x.quat, qloc);
         }
         // correct for off-center rotation (exactly zero for a centered joint)
         if (!jt.centered) {
+          const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
           T v0[3], v1[3];
           sub3(v0, xanchor, x.pos);
-          rot_vec_quat(v1, jt.pos, x.quat);
+          rot_vec_quat(v1, jpos, x.quat);
           x.pos[0] += (v0[0] - v1[0]);
           x.pos[1] += (v0[1] - v1[1]);
           x.pos[2] += (v0[2] - v1[2]);
@@ -937,15 +1034,37 @@ const double* row_or_null(const RowView<const double>& v, int64_t row) {
 
 }  // namespace
 
+// The template's value arrays with the row's blocks for the declared fields.
+FastEngine::Vals FastEngine::row_vals(const Inputs& in, int64_t row) const {
+  Vals v = template_vals_;
+  for (int f : sel_.model_fields) v.f[f] = in.fields[f].row(row);
+  return v;
+}
+
 bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                              char* message, std::size_t message_size) {
   Scratch& sc = scratch_[t];
   const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
-  kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), Row1{in.qpos.row(row)},
-             Row1{in.qvel.row(row)}, Row1{row_or_null(in.mocap_pos, row)},
-             Row1{row_or_null(in.mocap_quat, row)}, any_vel_sensor_ || want_body_vel,
-             want_body_vel);
-  emit(sc, sc.states.data(), row, in, out, true);
+  const bool want_vel = any_vel_sensor_ || want_body_vel;
+  const Row1 qpos{in.qpos.row(row)}, qvel{in.qvel.row(row)};
+  const Row1 mpos{row_or_null(in.mocap_pos, row)}, mquat{row_or_null(in.mocap_quat, row)};
+  if (sel_.model_fields.empty()) {
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+    emit(sc, sc.states.data(), row, in, template_vals_, out, true);
+    return true;
+  }
+  const Vals v = row_vals(in, row);
+  if (kin_fields_) {
+    const FieldKin<const double*> kv{
+        {v.f[kBodyPos], v.f[kBodyQuat], v.f[kJntPos], v.f[kJntAxis]}};
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, kv, want_vel, want_body_vel);
+  } else {
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+  }
+  emit(sc, sc.states.data(), row, in, v, out, true);
   return true;
 }
 
@@ -953,12 +1072,28 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
                               const Outputs& out) {
   Scratch& sc = scratch_[t];
   const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
-  kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(),
-             Row2{in.qpos.row(row_a), in.qpos.row(row_b)},
-             Row2{in.qvel.row(row_a), in.qvel.row(row_b)},
-             Row2{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)},
-             Row2{row_or_null(in.mocap_quat, row_a), row_or_null(in.mocap_quat, row_b)},
-             any_vel_sensor_ || want_body_vel, want_body_vel);
+  const bool want_vel = any_vel_sensor_ || want_body_vel;
+  const bool fields = !sel_.model_fields.empty();
+  const Vals va = fields ? row_vals(in, row_a) : template_vals_;
+  const Vals vb = fields ? row_vals(in, row_b) : template_vals_;
+  const Row2 qpos{in.qpos.row(row_a), in.qpos.row(row_b)};
+  const Row2 qvel{in.qvel.row(row_a), in.qvel.row(row_b)};
+  const Row2 mpos{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)};
+  const Row2 mquat{row_or_null(in.mocap_quat, row_a), row_or_null(in.mocap_quat, row_b)};
+  if (kin_fields_) {
+    // Each lane reads its own row's values. Measured on the quadruped
+    // tracking refresh with body_pos, body_quat, jnt_axis per row: see
+    // pairs() in fast_engine.h for why pairs stay on.
+    const FieldKin<Row2> kv{{{va.f[kBodyPos], vb.f[kBodyPos]},
+                             {va.f[kBodyQuat], vb.f[kBodyQuat]},
+                             {va.f[kJntPos], vb.f[kJntPos]},
+                             {va.f[kJntAxis], vb.f[kJntAxis]}}};
+    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
+               mquat, kv, want_vel, want_body_vel);
+  } else {
+    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+  }
   if (out.sensordata.valid()) {
     const int64_t a = row_a * out.sensordata.row_stride, b = row_b * out.sensordata.row_stride;
     if (out.sensordata.type == OutType::kFloat64) {
@@ -971,7 +1106,8 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   }
   // Everything else reads one row's scalar States: split the lanes, unless
   // nothing else is written (a sensors-only tracking selection).
-  const bool generic = out.sensordata.valid() && !sensors_.empty();
+  const bool generic = out.sensordata.valid() &&
+                       (!sensors_.empty() || any_clip(va) || any_clip(vb));
   const bool bodies = !body_slots_.empty() &&
                       (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
                        out.body_pos_rel.valid() || out.body_quat_rel.valid());
@@ -988,20 +1124,30 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
       b[k] = v[k][1];
     }
   }
-  emit(sc, sc.states.data(), row_a, in, out, false);
-  emit(sc, sc.states_b.data(), row_b, in, out, false);
+  emit(sc, sc.states.data(), row_a, in, va, out, false);
+  emit(sc, sc.states_b.data(), row_b, in, vb, out, false);
+}
+
+// Whether this row's sensor_cutoff clips a gathered sensor.
+bool FastEngine::any_clip(const Vals& v) const {
+  const double* cutoffs = v.f[kSensorCutoff];
+  for (const Sensor& s : clips_) {
+    if (cutoffs[s.id] > 0) return true;
+  }
+  return false;
 }
 
 // Writes the selected outputs of one row from its visited bodies' states.
 void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
-                      const Outputs& out, bool fixed) const {
+                      const Vals& v, const Outputs& out, bool fixed) const {
   // Sensors, written straight into the caller's row.
   if (out.sensordata.valid()) {
     const int64_t base = row * out.sensordata.row_stride;
     if (out.sensordata.type == OutType::kFloat64) {
-      write_sensors(sc, st, in, row, static_cast<double*>(out.sensordata.data) + base, fixed);
+      write_sensors(sc, st, in, row, v, static_cast<double*>(out.sensordata.data) + base,
+                    fixed);
     } else {
-      write_sensors(sc, st, in, row, static_cast<float*>(out.sensordata.data) + base, fixed);
+      write_sensors(sc, st, in, row, v, static_cast<float*>(out.sensordata.data) + base, fixed);
     }
   }
 
@@ -1031,7 +1177,7 @@ void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& i
   if (out.site_pos.valid() || out.site_mat.valid()) {
     for (int64_t k = 0; k < static_cast<int64_t>(sites_.size()); ++k) {
       double pos[3], mat[9];
-      frame_pose(st, sites_[k], pos, mat);
+      frame_pose(st, sites_[k], v, pos, mat);
       if (out.site_pos.valid()) store_item(out.site_pos, row, k, pos);
       if (out.site_mat.valid()) store_item(out.site_mat, row, k, mat);
     }

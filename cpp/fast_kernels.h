@@ -18,7 +18,8 @@
 //   computes for that lane's row (same operations in the same order); the
 //   data-dependent shortcuts of the double versions (unit quaternion, zero
 //   vector) are skipped there because the full formula gives the same bits
-//   for those inputs when they are finite.
+//   for those inputs when they are finite. Model values (U) are one double
+//   for both lanes, or a V2 when each lane's row has its own model values.
 #pragma once
 
 #include <bit>
@@ -267,13 +268,17 @@ inline void mul_quat_axis(T q[4], int k, T c, T s) {
   }
 }
 
-// mju_rotVecQuat for a model-constant vector v (joint axis or position);
+// mju_rotVecQuat for a model vector v (joint axis or position): one value
+// for all lanes (U = double) or one per lane (U = T = V2, per-row model
+// values; no zero shortcut then, the full formula gives +0 for finite q);
 // r must not alias v.
-template <class T>
-inline void rot_vec_quat(T r[3], const double v[3], const T q[4]) {
-  if (v[0] == 0 && v[1] == 0 && v[2] == 0) {
-    r[0] = r[1] = r[2] = T{} + 0.0;
-    return;
+template <class T, class U>
+inline void rot_vec_quat(T r[3], const U v[3], const T q[4]) {
+  if constexpr (std::is_same_v<U, double>) {
+    if (v[0] == 0 && v[1] == 0 && v[2] == 0) {
+      r[0] = r[1] = r[2] = T{} + 0.0;
+      return;
+    }
   }
   if constexpr (std::is_same_v<T, double>) {
     if (q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0) {

@@ -346,9 +346,11 @@ class PyRefresher {
                                " rows, got shape " + shape_of(a))
                                   .c_str());
       }
-      // The trailing axes must form one C-contiguous block per row.
+      // The trailing axes must form one C-contiguous block per row (a field
+      // with no items, e.g. jnt_pos of a model without joints, is read never;
+      // numpy gives such arrays arbitrary strides).
       int64_t expect = 1;
-      for (size_t i = a.ndim(); i-- > 1;) {
+      for (size_t i = a.ndim(); size > 0 && i-- > 1;) {
         if (a.shape(i) > 1 && a.stride(i) != expect) {
           throw nb::value_error((name + ": each row's values must be contiguous").c_str());
         }

@@ -1,19 +1,33 @@
 """Per-environment model fields (domain randomisation): every output equals
-mj_forward on a copy of the model holding that environment's values."""
+mj_forward on a copy of the model holding that environment's values.
+
+The exact engine matches bit for bit; the fast engine within 1e-12 for poses
+and 1e-10 for velocities (the tolerances of test_fast_engine.py), and rows
+holding the template's values give the template refresh bit for bit on both.
+"""
 
 from __future__ import annotations
 
 import copy
 
+import warnings
+
 import mujoco
 import numpy as np
 import pytest
 from conftest import pos_vel_sensor_names, random_states
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_fast_engine import build_tree, kinematic_trees
 
 import mjrefresh
-from mjrefresh.plan import MODEL_FIELDS
+from mjrefresh.models import quadruped, tracking_layout
+from mjrefresh.plan import MODEL_FIELDS, fast_uncovered
 
 N = 24
+ENGINES = ("exact", "fast")
+# (poses, velocities): exact runs MuJoCo's own functions on the row's values.
+TOL = {"exact": (0.0, 0.0), "fast": (1e-12, 1e-10)}
 BODIES = ["base", "arm1", "arm2", "ball_link", "fixed_child", "target"]
 SITES = ["imu", "arm2_tip", "world_site", "ball_site"]
 
@@ -65,63 +79,89 @@ def reference(model, states, fields, row):
     return m, d, vel
 
 
-def check_rows(model, states, fields, out, rows, tol=0.0):
+def sensor_names(model, engine):
+    """The position/velocity sensors `engine` computes (fast: those it covers)."""
+    names = pos_vel_sensor_names(model)
+    if engine == "fast":
+        names = [n for n in names if fast_uncovered(model, [model.sensor(n).id]) is None]
+    return names
+
+
+def columns(model, names, stage):
+    """Columns of the sensors `names` (names or ids) that `stage` computes."""
+    cols = [np.arange(model.sensor(n).adr[0], model.sensor(n).adr[0] + model.sensor(n).dim[0])
+            for n in names if model.sensor(n).needstage[0] == stage]
+    return np.concatenate(cols) if cols else np.zeros(0, dtype=int)
+
+
+def check_rows(model, states, fields, out, rows, engine="exact"):
+    pos_tol, vel_tol = TOL[engine]
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in BODIES]
     sids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, s) for s in SITES]
-    names = pos_vel_sensor_names(model)
-    cols = np.concatenate([np.arange(model.sensor(n).adr[0], model.sensor(n).adr[0] + model.sensor(n).dim[0]) for n in names])
+    names = sensor_names(model, engine)
+    pos_cols = columns(model, names, mujoco.mjtStage.mjSTAGE_POS)
+    vel_cols = columns(model, names, mujoco.mjtStage.mjSTAGE_VEL)
     for row in rows:
         m, d, vel = reference(model, states, fields, row)
-        np.testing.assert_allclose(out.sensordata[row, cols], d.sensordata[cols], rtol=0, atol=tol)
-        np.testing.assert_allclose(out.body_pos[row], d.xpos[ids], rtol=0, atol=tol)
-        np.testing.assert_allclose(out.body_quat[row], d.xquat[ids], rtol=0, atol=tol)
-        np.testing.assert_allclose(out.body_angvel[row], vel[ids, :3], rtol=0, atol=tol)
-        np.testing.assert_allclose(out.body_linvel[row], vel[ids, 3:], rtol=0, atol=tol)
-        np.testing.assert_allclose(out.site_pos[row], d.site_xpos[sids], rtol=0, atol=tol)
-        np.testing.assert_allclose(out.site_mat[row], d.site_xmat[sids], rtol=0, atol=tol)
+        for cols, tol in ((pos_cols, pos_tol), (vel_cols, vel_tol)):
+            np.testing.assert_allclose(out.sensordata[row, cols], d.sensordata[cols], rtol=0,
+                                       atol=tol)
+        np.testing.assert_allclose(out.body_pos[row], d.xpos[ids], rtol=0, atol=pos_tol)
+        np.testing.assert_allclose(out.body_quat[row], d.xquat[ids], rtol=0, atol=pos_tol)
+        np.testing.assert_allclose(out.body_angvel[row], vel[ids, :3], rtol=0, atol=vel_tol)
+        np.testing.assert_allclose(out.body_linvel[row], vel[ids, 3:], rtol=0, atol=vel_tol)
+        np.testing.assert_allclose(out.site_pos[row], d.site_xpos[sids], rtol=0, atol=pos_tol)
+        np.testing.assert_allclose(out.site_mat[row], d.site_xmat[sids], rtol=0, atol=pos_tol)
 
 
 def make(model, fields, num_threads=2, engine="exact", sensors=True):
-    return mjrefresh.Refresher(
+    r = mjrefresh.Refresher(
         model,
         bodies=BODIES,
         relative_to="base",
         sites=SITES,
-        sensors=pos_vel_sensor_names(model) if sensors else None,
+        sensors=sensor_names(model, engine) if sensors else None,
         num_threads=num_threads,
         engine=engine,
         model_fields=tuple(fields),
     )
+    assert r.plan.engine == engine
+    return r
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("field", list(MODEL_FIELDS))
-def test_each_field_matches_mj_forward(rich_model, field):
+def test_each_field_matches_mj_forward(rich_model, field, engine):
     states = random_states(rich_model, N, seed=21)
-    fields = random_fields(rich_model, [field], N, seed=hash(field) % 1000)
-    r = make(rich_model, fields)
+    fields = random_fields(rich_model, [field], N, seed=MODEL_FIELDS_SEEDS[field])
+    r = make(rich_model, fields, engine=engine)
     out = r.outputs(N)
     r.refresh(np.arange(N), states["qpos"], states["qvel"], out, mocap_pos=states["mocap_pos"],
               mocap_quat=states["mocap_quat"], time=states["time"], model_fields=fields)
-    check_rows(rich_model, states, fields, out, range(N))
+    check_rows(rich_model, states, fields, out, range(N), engine)
 
 
+MODEL_FIELDS_SEEDS = {name: 100 + i for i, name in enumerate(MODEL_FIELDS)}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("num_threads", [1, 2, 7])
-def test_all_fields_together_and_unselected_rows_untouched(rich_model, num_threads):
+def test_all_fields_together_and_unselected_rows_untouched(rich_model, num_threads, engine):
     states = random_states(rich_model, N, seed=22)
     fields = random_fields(rich_model, list(MODEL_FIELDS), N, seed=5)
-    r = make(rich_model, fields, num_threads=num_threads)
+    r = make(rich_model, fields, num_threads=num_threads, engine=engine)
     out = r.outputs(N)
     for a in out.arrays().values():
         a.fill(-3.0)
     rows = np.arange(1, N, 2)
     r.refresh(rows, states["qpos"], states["qvel"], out, mocap_pos=states["mocap_pos"],
               mocap_quat=states["mocap_quat"], time=states["time"], model_fields=fields)
-    check_rows(rich_model, states, fields, out, rows)
+    check_rows(rich_model, states, fields, out, rows, engine)
     for a in out.arrays().values():
         assert (a[::2] == -3.0).all()
     # Template values give exactly the template refresh.
     template = {k: np.repeat(np.asarray(getattr(rich_model, k))[None], N, 0) for k in fields}
-    plain = make(rich_model, ())
+    plain = make(rich_model, (), num_threads=num_threads, engine=engine)
     out_t, out_p = r.outputs(N), plain.outputs(N)
     kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
     r.refresh(np.arange(N), states["qpos"], states["qvel"], out_t, model_fields=template, **kw)
@@ -130,7 +170,8 @@ def test_all_fields_together_and_unselected_rows_untouched(rich_model, num_threa
         np.testing.assert_array_equal(getattr(out_t, name), a)
 
 
-def test_row_strided_field_arrays(rich_model):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_row_strided_field_arrays(rich_model, engine):
     # mjbatch-uni / mujoco.batch expanded fields: (N, ...) arrays, any row stride.
     states = random_states(rich_model, N, seed=23)
     fields = random_fields(rich_model, ["body_pos", "jnt_axis"], N, seed=6)
@@ -139,17 +180,137 @@ def test_row_strided_field_arrays(rich_model):
     strided = {"body_pos": wide[:, : rich_model.nbody * 3].reshape(N, rich_model.nbody, 3),
                "jnt_axis": fields["jnt_axis"]}
     assert not strided["body_pos"].flags.c_contiguous
-    r = make(rich_model, strided)
+    r = make(rich_model, strided, engine=engine)
     out = r.outputs(N)
     r.refresh(np.arange(N), states["qpos"], states["qvel"], out, mocap_pos=states["mocap_pos"],
               mocap_quat=states["mocap_quat"], time=states["time"], model_fields=strided)
-    check_rows(rich_model, states, fields, out, range(N))
+    check_rows(rich_model, states, fields, out, range(N), engine)
 
 
-def test_auto_uses_exact_with_model_fields(rich_model):
+def test_model_fields_do_not_decide_the_engine(rich_model):
     r = mjrefresh.Refresher(rich_model, bodies=["arm2"], model_fields=("body_pos",))
     assert r.plan.model_fields == ("body_pos",)
-    assert r.plan.engine in ("exact", "fast")
+    assert r.plan.engine == "fast"
+
+
+def test_auto_picks_fast_for_quadruped_tracking_with_fields():
+    m = quadruped()
+    r = mjrefresh.Refresher(m, sensor_ranges=[tracking_layout(m).columns],
+                            model_fields=("body_pos", "body_quat", "jnt_axis"))
+    assert r.plan.engine == "fast"
+    assert r.plan.model_fields == ("body_pos", "body_quat", "jnt_axis")
+
+
+# --------------------------------------------------------------------------
+# fast against exact: a Go1-like model, every field randomised at once
+# --------------------------------------------------------------------------
+
+def _fast_vs_exact(m, states, fields, *, bodies, rel, sites, sensors, threads=2):
+    """(fast outputs, exact outputs, fast sensor ids): the same selection and
+    the same per-row values on both engines."""
+    n = states["qpos"].shape[0]
+    outs = {}
+    for engine in ENGINES:
+        r = mjrefresh.Refresher(m, bodies=bodies, relative_to=rel, sites=sites, sensors=sensors,
+                                num_threads=threads, engine=engine, model_fields=tuple(fields))
+        assert r.plan.engine == engine
+        out = r.outputs(n)
+        r.refresh(np.arange(n), **states, out=out, model_fields=fields)
+        r.close()
+        outs[engine] = out
+    return outs["fast"], outs["exact"]
+
+
+def _assert_close(m, sensors, fast, exact):
+    """Fast within the fast tolerances of exact; returns the max errors."""
+    pos_tol, vel_tol = TOL["fast"]
+    errs = {}
+    for key in ("body_pos", "body_quat", "body_pos_rel", "body_quat_rel", "site_pos", "site_mat",
+                "body_linvel", "body_angvel"):
+        a, b = getattr(fast, key), getattr(exact, key)
+        errs[key] = float(np.max(np.abs(a - b))) if a.size else 0.0
+        assert errs[key] <= (vel_tol if key.startswith("body_") and "vel" in key else pos_tol), key
+    for stage, tol in ((mujoco.mjtStage.mjSTAGE_POS, pos_tol), (mujoco.mjtStage.mjSTAGE_VEL, vel_tol)):
+        cols = columns(m, sensors, stage)
+        err = float(np.max(np.abs(fast.sensordata[:, cols] - exact.sensordata[:, cols]))) if cols.size else 0.0
+        errs[f"sensordata/{int(stage)}"] = err
+        assert err <= tol, stage
+    return errs
+
+
+def _fast_sensors(m):
+    return [i for i in range(m.nsensor) if fast_uncovered(m, [i]) is None
+            and m.sensor_needstage[i] != mujoco.mjtStage.mjSTAGE_ACC]
+
+
+def _go1_states(m, n, seed):
+    rng = np.random.default_rng(seed)
+    qpos = np.tile(m.qpos0, (n, 1)) + rng.normal(0, 0.7, (n, m.nq))
+    q = rng.normal(0, 1, (n, 4))
+    qpos[:, 3:7] = q * rng.uniform(0.5, 2.0, (n, 1)) / np.linalg.norm(q, axis=1, keepdims=True)
+    return {"qpos": qpos, "qvel": rng.normal(0, 1.5, (n, m.nv))}
+
+
+def test_fast_matches_exact_on_quadruped_with_every_field():
+    m = quadruped()
+    n = 10_000
+    sensors = _fast_sensors(m)
+    assert len(sensors) >= 100
+    states = _go1_states(m, n, seed=7)
+    fields = random_fields(m, list(MODEL_FIELDS), n, seed=8)
+    sel = dict(bodies=list(range(1, m.nbody)), rel="base", sites=list(range(m.nsite)),
+               sensors=sensors)
+    fast, exact = _fast_vs_exact(m, states, fields, **sel)
+    errs = _assert_close(m, sensors, fast, exact)
+    print("max |fast - exact|:", errs)
+    # Rows holding the template's values give the fast template refresh bit
+    # for bit (pairs, where the two lanes read their own rows' values).
+    template = {k: np.repeat(np.asarray(getattr(m, k))[None], n, 0) for k in fields}
+    with_fields = mjrefresh.Refresher(m, **{k if k != "rel" else "relative_to": v
+                                            for k, v in sel.items()},
+                                      engine="fast", model_fields=tuple(fields))
+    plain = mjrefresh.Refresher(m, **{k if k != "rel" else "relative_to": v
+                                      for k, v in sel.items()}, engine="fast")
+    out_t, out_p = with_fields.outputs(n), plain.outputs(n)
+    with_fields.refresh(np.arange(n), **states, out=out_t, model_fields=template)
+    plain.refresh(np.arange(n), **states, out=out_p)
+    for name, a in out_p.arrays().items():
+        np.testing.assert_array_equal(getattr(out_t, name), a)
+
+
+def test_body_inertia_changes_no_fast_output():
+    """body_inertia is accepted by the fast engine and read by none of its
+    outputs (only momentum and dynamics read it)."""
+    m = quadruped()
+    n = 64
+    states = _go1_states(m, n, seed=9)
+    fields = random_fields(m, ["body_inertia"], n, seed=10)
+    sel = dict(bodies=list(range(1, m.nbody)), relative_to="base", sites=list(range(m.nsite)),
+               sensors=_fast_sensors(m), engine="fast")
+    r = mjrefresh.Refresher(m, **sel, model_fields=("body_inertia",))
+    plain = mjrefresh.Refresher(m, **sel)
+    out_f, out_p = r.outputs(n), plain.outputs(n)
+    r.refresh(np.arange(n), **states, out=out_f, model_fields=fields)
+    plain.refresh(np.arange(n), **states, out=out_p)
+    for name, a in out_p.arrays().items():
+        np.testing.assert_array_equal(getattr(out_f, name), a)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=kinematic_trees(), seed=st.integers(0, 2**31 - 1))
+def test_random_trees_with_random_fields_fast_matches_exact(tree, seed):
+    m = build_tree(tree)
+    n = 16
+    rng = np.random.default_rng(seed)
+    qpos = np.tile(m.qpos0, (n, 1)) + rng.normal(0, 0.7, (n, m.nq))
+    states = {"qpos": qpos, "qvel": rng.normal(0, 1.5, (n, m.nv))}
+    fields = random_fields(m, list(MODEL_FIELDS), n, seed=seed + 1)
+    sensors = list(range(m.nsensor))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fast, exact = _fast_vs_exact(m, states, fields, bodies=list(range(1, m.nbody)), rel=1,
+                                     sites=list(range(m.nsite)), sensors=sensors, threads=1)
+    _assert_close(m, sensors, fast, exact)
 
 
 @pytest.mark.parametrize(
@@ -191,3 +352,36 @@ def test_bad_call_values(rich_model):
         plain.refresh(np.arange(N), states["qpos"], states["qvel"], plain.outputs(N),
                       model_fields=good, **kw)
     assert (out.body_pos == -1.0).all()
+
+
+def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
+    # Per-row cutoffs clip some gathered sensors after they are written: the
+    # clipped value is rounded once, as everywhere else.
+    n = 64
+    states = random_states(rich_model, n, seed=25)
+    fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=11)
+    r = make(rich_model, fields, engine="fast")
+    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"],
+              model_fields=fields)
+    out64, out32 = r.outputs(n), r.outputs(n, dtype=np.float32)
+    r.refresh(np.arange(n), states["qpos"], states["qvel"], out64, **kw)
+    r.refresh(np.arange(n), states["qpos"], states["qvel"], out32, **kw)
+    for name, a in out64.arrays().items():
+        np.testing.assert_array_equal(getattr(out32, name), a.astype(np.float32))
+
+
+def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
+    # Pairs read each lane's own values; a row refreshed alone (refresh_row)
+    # must get the same bits.
+    n = 12
+    states = random_states(rich_model, n, seed=26)
+    fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=12)
+    r = make(rich_model, fields, num_threads=1, engine="fast")
+    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"],
+              model_fields=fields)
+    together, alone = r.outputs(n), r.outputs(n)
+    r.refresh(np.arange(n), states["qpos"], states["qvel"], together, **kw)
+    for i in range(n):
+        r.refresh(np.array([i]), states["qpos"], states["qvel"], alone, **kw)
+    for name, a in together.arrays().items():
+        np.testing.assert_array_equal(getattr(alone, name), a)

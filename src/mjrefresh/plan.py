@@ -472,7 +472,7 @@ def build_plan(
         reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
 
     stages = tuple(s for s in STAGE_ORDER if s in reasons)
-    chosen, engine_reason = _choose_engine(model, engine, sensor_ids, fields)
+    chosen, engine_reason = _choose_engine(model, engine, sensor_ids)
     return RefreshPlan(
         engine=chosen,
         engine_reason=engine_reason,
@@ -517,14 +517,14 @@ def _check_model_fields(model: mujoco.MjModel, model_fields: Iterable[str]) -> t
 
 
 def _choose_engine(
-    model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int], fields: Sequence[str] = ()
+    model: mujoco.MjModel, engine: str, sensor_ids: Sequence[int]
 ) -> tuple[str, str]:
     """(engine, reason) for the requested `engine` and the selected sensors."""
     if engine == "exact":
         return "exact", "requested (MuJoCo's own stage functions)"
+    # Per-environment model fields do not decide: both engines take every
+    # field of MODEL_FIELDS.
     why = fast_uncovered(model, sensor_ids)
-    if why is None and fields:
-        why = "per-environment model fields are computed by the exact engine"
     if engine == "fast":
         if why is not None:
             raise PlanError(
