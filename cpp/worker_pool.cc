@@ -6,6 +6,17 @@
 #include <unistd.h>
 
 namespace mjrefresh {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
 
 int available_cpus() {
 #ifdef __linux__
@@ -78,6 +89,12 @@ void WorkerPool::worker_main(int index) {
   Slot& slot = slots_[index];
   uint64_t seen = 0;
   for (;;) {
+    // Spin briefly before sleeping: back-to-back calls (a partial reset right
+    // after a step refresh) then find the worker awake instead of paying a
+    // futex wake-up. See kSpinIterations.
+    for (int i = 0; i < kSpinIterations && slot.go.load(std::memory_order_relaxed) == seen; ++i) {
+      cpu_relax();
+    }
     slot.go.wait(seen, std::memory_order_acquire);
     seen = slot.go.load(std::memory_order_acquire);
     if (stop_.load()) return;

@@ -48,6 +48,12 @@ class WorkerPool {
   void run(int active, const std::function<void(int)>& task);
 
  private:
+  // Pause-loop iterations a worker spins after a task before it sleeps:
+  // about 50 us on this project's Xeon (2000 pauses measured 20 us). Calls
+  // that follow within that window skip the futex wake-up: a 31-row
+  // partial-reset refresh of the humanoid (exact engine, 2 threads) went from
+  // 0.156 to 0.126 ms per call. Longer spins only burn the second core.
+  static constexpr int kSpinIterations = 5000;
   struct alignas(64) Slot {
     std::atomic<uint64_t> go{0};  // epoch of the call this worker is woken for
   };
