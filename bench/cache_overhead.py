@@ -1,9 +1,8 @@
-"""Python overhead of StateCache reads on a Go1-class tracking model.
+"""Python overhead of StateCache reads on the embedded quadruped tracking model.
 
-Builds a 12-DoF quadruped (13 moving bodies) with the tracking sensors of
-DESIGN.md (world pose/velocity of every moving body, base-relative pose),
-joint sensors, an IMU and foot touch sensors, binds a StateCache over
-(N, nq)/(N, nv) arrays, and measures:
+Uses ``mjrefresh.models.quadruped()`` (13 moving bodies, the tracking
+sensors of DESIGN.md, joint sensors, an IMU and foot touch sensors), binds a
+StateCache over (N, nq)/(N, nv) arrays, and measures:
 
 * the first read after ``mark_stepped()`` (one native call over N rows),
 * repeated reads within the same step (no native call), per read kind.
@@ -20,95 +19,6 @@ import mujoco
 import numpy as np
 
 import mjrefresh
-
-LEGS = {"FL": (0.19, 0.05), "FR": (0.19, -0.05), "RL": (-0.19, 0.05), "RR": (-0.19, -0.05)}
-
-
-def go1_like() -> mujoco.MjModel:
-    spec = mujoco.MjSpec()
-    spec.option.timestep = 0.005
-    world = spec.worldbody
-    world.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[10, 10, 0.1])
-    base = world.add_body(name="base", pos=[0, 0, 0.3])
-    base.add_freejoint(name="root")
-    base.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.19, 0.05, 0.05], mass=5)
-    base.add_site(name="imu")
-    bodies = ["base"]
-    for leg, (x, y) in LEGS.items():
-        hip = base.add_body(name=f"{leg}_hip", pos=[x, y, 0])
-        hip.add_joint(name=f"{leg}_hip_joint", axis=[1, 0, 0], range=[-0.8, 0.8])
-        hip.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[0.04, 0.02, 0], mass=0.7)
-        thigh = hip.add_body(name=f"{leg}_thigh", pos=[0, 0.08 * np.sign(y), 0])
-        thigh.add_joint(name=f"{leg}_thigh_joint", axis=[0, 1, 0], range=[-1.5, 3.4])
-        thigh.add_geom(
-            type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-            fromto=[0, 0, 0, 0, 0, -0.21],
-            size=[0.02, 0, 0],
-            mass=1.0,
-        )
-        calf = thigh.add_body(name=f"{leg}_calf", pos=[0, 0, -0.21])
-        calf.add_joint(name=f"{leg}_calf_joint", axis=[0, 1, 0], range=[-2.8, -0.9])
-        calf.add_geom(
-            type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-            fromto=[0, 0, 0, 0, 0, -0.21],
-            size=[0.015, 0, 0],
-            mass=0.2,
-        )
-        calf.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, pos=[0, 0, -0.21], size=[0.02, 0, 0])
-        calf.add_site(name=f"{leg}_foot", pos=[0, 0, -0.21], size=[0.025, 0, 0])
-        bodies += [f"{leg}_hip", f"{leg}_thigh", f"{leg}_calf"]
-        for j in ("hip", "thigh", "calf"):
-            spec.add_actuator(
-                name=f"{leg}_{j}",
-                target=f"{leg}_{j}_joint",
-                trntype=mujoco.mjtTrn.mjTRN_JOINT,
-                gear=[20, 0, 0, 0, 0, 0],
-            )
-    S = mujoco.mjtSensor
-    body = mujoco.mjtObj.mjOBJ_XBODY
-    for b in bodies:
-        for kind, t in (
-            ("pos_w", S.mjSENS_FRAMEPOS),
-            ("quat_w", S.mjSENS_FRAMEQUAT),
-            ("linvel_w", S.mjSENS_FRAMELINVEL),
-            ("angvel_w", S.mjSENS_FRAMEANGVEL),
-        ):
-            spec.add_sensor(name=f"track_{kind}_{b}", type=t, objtype=body, objname=b)
-        for kind, t in (("pos_b", S.mjSENS_FRAMEPOS), ("quat_b", S.mjSENS_FRAMEQUAT)):
-            spec.add_sensor(
-                name=f"track_{kind}_{b}",
-                type=t,
-                objtype=body,
-                objname=b,
-                reftype=body,
-                refname="base",
-            )
-    for leg in LEGS:
-        for j in ("hip", "thigh", "calf"):
-            joint = mujoco.mjtObj.mjOBJ_JOINT
-            spec.add_sensor(
-                name=f"{leg}_{j}_pos",
-                type=S.mjSENS_JOINTPOS,
-                objtype=joint,
-                objname=f"{leg}_{j}_joint",
-            )
-            spec.add_sensor(
-                name=f"{leg}_{j}_vel",
-                type=S.mjSENS_JOINTVEL,
-                objtype=joint,
-                objname=f"{leg}_{j}_joint",
-            )
-        spec.add_sensor(
-            name=f"{leg}_touch",
-            type=S.mjSENS_TOUCH,
-            objtype=mujoco.mjtObj.mjOBJ_SITE,
-            objname=f"{leg}_foot",
-        )
-    site = mujoco.mjtObj.mjOBJ_SITE
-    spec.add_sensor(name="imu_gyro", type=S.mjSENS_GYRO, objtype=site, objname="imu")
-    spec.add_sensor(name="imu_acc", type=S.mjSENS_ACCELEROMETER, objtype=site, objname="imu")
-    spec.add_sensor(name="imu_vel", type=S.mjSENS_VELOCIMETER, objtype=site, objname="imu")
-    return spec.compile()
 
 
 def per_call_us(fn, repeat: int) -> float:
@@ -128,10 +38,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=20000)
     args = ap.parse_args()
-    m = go1_like()
+    m = mjrefresh.models.quadruped()
     n = args.envs
+    layout = mjrefresh.models.tracking_layout(m)
     tracked = [m.sensor(i).name for i in range(m.nsensor) if m.sensor(i).name.startswith("track_")]
-    moving = [m.body(i).name for i in range(1, m.nbody)]
+    moving = list(layout.bodies)
     print(
         f"MuJoCo {mujoco.__version__}; model: {m.nbody} bodies, {m.nsensor} sensors, "
         f"{m.nsensordata} sensor columns, {m.ngeom} geoms; N={n}"
@@ -185,7 +96,7 @@ def main() -> None:
             "body_linvel_w()": lambda: cache.body_linvel_w(),
             "body_pos_b()": lambda: cache.body_pos_b(),
             "body_pos_w('base')": lambda: cache.body_pos_w("base"),
-            "sensor('track_pos_w_base')": lambda: cache.sensor("track_pos_w_base"),
+            "sensor('track_pos_w/base')": lambda: cache.sensor("track_pos_w/base"),
             "body_pos_w(bodies=[4 feet])": lambda: cache.body_pos_w(
                 ["FL_calf", "FR_calf", "RL_calf", "RR_calf"]
             ),

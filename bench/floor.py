@@ -1,0 +1,101 @@
+"""Cost floors of the tracking refresh, next to the engines' per-row cost.
+
+For each embedded model's tracking workload (every row dirty, N=4096, one
+thread) this times, interleaved:
+
+* ``memory``: the memory traffic every refresh must do and nothing else --
+  read each row's ``qpos``/``qvel`` and write the tracking columns of
+  ``sensordata`` (numpy copies, the same array shapes as the refresh);
+* ``stage functions``: the MuJoCo stage functions the exact engine calls,
+  timed inside the core (``Refresher._core.stage_seconds``);
+* the exact and fast engines themselves.
+
+  python bench/floor.py [--readme bench/README.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import envinfo  # noqa: E402
+import numpy as np  # noqa: E402
+import report  # noqa: E402
+import timing  # noqa: E402
+from workloads import load_models_module, random_states  # noqa: E402
+
+
+def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
+    """Table lines for one embedded model."""
+    model = models.MODELS[name]()
+    a, b = models.tracking_layout(model).columns
+    qpos, qvel = random_states(model, n, seed=0)
+    rows = np.arange(n)
+    state = np.empty((n, model.nq + model.nv))
+    block = np.empty((n, b - a))
+    engines = {
+        e: mjrefresh.Refresher(model, sensor_ranges=[(a, b)], num_threads=1, engine=e)
+        for e in ("exact", "fast")
+    }
+    outs = {e: r.outputs(n) for e, r in engines.items()}
+    sd = outs["exact"].sensordata
+
+    def memory() -> None:
+        np.copyto(state[:, : model.nq], qpos)
+        np.copyto(state[:, model.nq :], qvel)
+        np.copyto(sd[:, a:b], block)
+
+    fns = {
+        "memory": memory,
+        "exact engine": lambda: engines["exact"].refresh(rows, qpos, qvel, outs["exact"]),
+        "fast engine": lambda: engines["fast"].refresh(rows, qpos, qvel, outs["fast"]),
+    }
+    calls = {k: timing.calibrate(f, 0.02) for k, f in fns.items()}
+    samples = timing.interleaved(fns, calls, repeats, warmup=2)
+    stage = engines["exact"]._core.stage_seconds
+    samples["stage functions"] = [stage(rows, qpos, qvel) for _ in range(repeats)]
+    lines = []
+    for what in ("memory", "stage functions", "exact engine", "fast engine"):
+        st = timing.summary(samples[what])
+        lines.append(
+            f"{name:<10} {what:<16} {st['median_s'] * 1e6 / n:>7.3f} "
+            f"({st['min_s'] * 1e6 / n:.3f}-{st['max_s'] * 1e6 / n:.3f})"
+        )
+    for r in engines.values():
+        r.close()
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    import mjrefresh
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--repeats", type=int, default=11)
+    p.add_argument("--readme", type=Path, default=None)
+    args = p.parse_args(argv)
+    models = load_models_module()
+    lines = [
+        f"N={args.n}, every row dirty, one thread; us per row (median, min-max)",
+        f"{'model':<10} {'what':<16} {'us/row':>7} {'(min-max)':>15}",
+    ]
+    for name in sorted(models.MODELS):
+        lines += measure(mjrefresh, models, name, args.n, args.repeats)
+    text = "\n".join(lines)
+    print(text)
+    if args.readme is not None:
+        env = envinfo.collect()
+        head = (
+            f"Measured with `python bench/floor.py` on {env['cpu_model']} "
+            f"({env['usable_cpus']} usable CPUs), MuJoCo {env['mujoco']}."
+        )
+        section = f"floor-mujoco-{env['mujoco']}"
+        report.update_readme(args.readme, section, f"{head}\n\n```\n{text}\n```\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
