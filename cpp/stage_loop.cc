@@ -1,6 +1,5 @@
 #include "stage_loop.h"
 
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -33,8 +32,9 @@ void stage_loop(const mjModel* m, const RowView<const double>& qpos,
   mjData* d = data.get();
   char message[1024];
   for (int64_t row = 0; row < qpos.rows; ++row) {
-    std::memcpy(d->qpos, qpos.row(row), sizeof(double) * m->nq);
-    std::memcpy(d->qvel, qvel.row(row), sizeof(double) * m->nv);
+    // Plain loops like the exact engine's copy-in (see exact_engine.cc).
+    for (int i = 0; i < m->nq; ++i) d->qpos[i] = qpos.row(row)[i];
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = qvel.row(row)[i];
     d->flg_subtreevel = 0;
     d->flg_energypos = 0;
     d->flg_energyvel = 0;
