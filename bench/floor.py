@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import envinfo  # noqa: E402
 import numpy as np  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
@@ -87,13 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.readme is not None:
-        env = envinfo.collect()
-        head = (
-            f"Measured with `python bench/floor.py` on {env['cpu_model']} "
-            f"({env['usable_cpus']} usable CPUs), MuJoCo {env['mujoco']}."
-        )
-        section = f"floor-mujoco-{env['mujoco']}"
-        report.update_readme(args.readme, section, f"{head}\n\n```\n{text}\n```\n")
+        report.update_readme_block(args.readme, "floor", "python bench/floor.py", text)
     return 0
 
 

@@ -109,13 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.readme is not None:
-        env = envinfo.collect()
-        head = (
-            f"Measured with `python bench/model_fields.py` on {env['cpu_model']} "
-            f"({env['usable_cpus']} usable CPUs), MuJoCo {env['mujoco']}."
-        )
-        section = f"model-fields-mujoco-{env['mujoco']}"
-        report.update_readme(args.readme, section, f"{head}\n\n```\n{text}\n```\n")
+        report.update_readme_block(args.readme, "model-fields", "python bench/model_fields.py", text)
     return 0
 
 

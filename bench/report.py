@@ -234,3 +234,16 @@ def update_readme(path: Path, section: str, text: str) -> None:
     if i < 0 or j < i:
         raise ValueError(f"{path}: no section marked {begin} ... {end}")
     path.write_text(content[: i + len(begin)] + "\n" + text + content[j:], encoding="utf-8")
+
+
+def update_readme_block(path: Path, prefix: str, command: str, text: str) -> None:
+    """Write `text` as a code block, headed by the command and the machine,
+    into the README section ``<prefix>-mujoco-<version>``."""
+    import envinfo
+
+    env = envinfo.collect()
+    head = (
+        f"Measured with `{command}` on {env['cpu_model']} "
+        f"({env['usable_cpus']} usable CPUs), MuJoCo {env['mujoco']}."
+    )
+    update_readme(path, f"{prefix}-mujoco-{env['mujoco']}", f"{head}\n\n```\n{text}\n```\n")
