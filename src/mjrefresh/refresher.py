@@ -28,7 +28,6 @@ _STAGE_BITS: dict[str, int] = {
     "sensorVel": _core.STAGE_SENSORVEL,
 }
 
-_ENGINES = ("auto", "exact", "fast")
 
 # Refreshers still open at interpreter exit are closed (threads joined) before
 # the interpreter tears down, instead of being abandoned mid-finalisation.
@@ -168,8 +167,6 @@ class Refresher:
     ) -> None:
         if not isinstance(model, mujoco.MjModel):
             raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}")
-        if engine not in _ENGINES:
-            raise ValueError(f"engine: expected one of {_ENGINES}, got {engine!r}")
         self._plan: RefreshPlan = build_plan(
             model,
             bodies=bodies,
