@@ -12,6 +12,7 @@ A :class:`Backend` wraps one batch behind the few calls the collector makes.
 
 from __future__ import annotations
 
+import envinfo
 import mujoco
 import numpy as np
 
@@ -72,13 +73,7 @@ class MjbatchUni(Backend):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        try:
-            import mjbatch
-        except ImportError as e:
-            return f"mjbatch-uni not installed ({e})"
-        if not hasattr(mjbatch.Batch, "refresh_sensor_ranges"):
-            return "this mjbatch has no Batch.refresh_sensor_ranges"
-        return None
+        return envinfo.mjbatch_unavailable()
 
     def __init__(self, model: mujoco.MjModel, n: int, threads: int) -> None:
         super().__init__(model, n, threads)
@@ -122,11 +117,7 @@ class MujocoBatch(Backend):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        try:
-            from mujoco import batch  # noqa: F401
-        except ImportError:
-            return f"mujoco {mujoco.__version__} has no mujoco.batch (needs >= 4.0)"
-        return None
+        return envinfo.mujoco_batch_unavailable()
 
     def __init__(self, model: mujoco.MjModel, n: int, threads: int) -> None:
         super().__init__(model, n, threads)

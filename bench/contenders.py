@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import envinfo
 import mujoco
 import numpy as np
 from workloads import Problem
@@ -124,13 +125,7 @@ class MjbatchUni(Contender):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        try:
-            import mjbatch
-        except ImportError as e:
-            return f"mjbatch-uni not installed ({e})"
-        if not hasattr(mjbatch.Batch, "refresh_sensor_ranges"):
-            return "this mjbatch has no Batch.refresh_sensor_ranges"
-        return None
+        return envinfo.mjbatch_unavailable()
 
     def __init__(self, problem: Problem, threads: int) -> None:
         super().__init__(problem, threads)
@@ -167,11 +162,7 @@ class MujocoBatch(Contender):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        try:
-            from mujoco import batch  # noqa: F401
-        except ImportError:
-            return f"mujoco {mujoco.__version__} has no mujoco.batch (needs >= 4.0)"
-        return None
+        return envinfo.mujoco_batch_unavailable()
 
     def __init__(self, problem: Problem, threads: int) -> None:
         super().__init__(problem, threads)

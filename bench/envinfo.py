@@ -78,3 +78,25 @@ def _has_mujoco_batch() -> bool:
     except ImportError:
         return False
     return True
+
+
+def mjbatch_unavailable() -> str | None:
+    """None if mjbatch-uni with ``Batch.refresh_sensor_ranges`` imports, else why not."""
+    try:
+        import mjbatch
+    except ImportError as e:
+        return f"mjbatch-uni not installed ({e})"
+    if not hasattr(mjbatch.Batch, "refresh_sensor_ranges"):
+        return "this mjbatch has no Batch.refresh_sensor_ranges"
+    return None
+
+
+def mujoco_batch_unavailable() -> str | None:
+    """None if ``mujoco.batch`` (MuJoCo >= 4.0) imports, else why not."""
+    import mujoco
+
+    try:
+        from mujoco import batch  # noqa: F401
+    except ImportError:
+        return f"mujoco {mujoco.__version__} has no mujoco.batch (needs >= 4.0)"
+    return None
