@@ -302,11 +302,7 @@ class Refresher:
             RefreshError: MuJoCo raised an error in some rows (the others
                 were refreshed).
         """
-        q = as_array("qpos", qpos)
-        if q.ndim != 2:
-            raise ValueError(
-                f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}"
-            )
+        q = self._qpos_rows(qpos)
         ids = _rows_from(rows, q.shape[0])
         self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time, model_fields)
         return int(ids.shape[0])
@@ -328,11 +324,7 @@ class Refresher:
         rows refreshed. On a RefreshError the failing rows stay dirty.
         """
         mask = as_array("dirty", dirty)
-        q = as_array("qpos", qpos)
-        if q.ndim != 2:
-            raise ValueError(
-                f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}"
-            )
+        q = self._qpos_rows(qpos)
         if mask.dtype != np.bool_ or mask.ndim != 1:
             raise TypeError(
                 f"dirty: expected a 1-D bool array, got dtype {mask.dtype} shape {mask.shape}"
@@ -431,6 +423,15 @@ class Refresher:
         if fields:
             inputs["model_fields"] = [a for _, a in fields]
         self._call_core(ids, inputs, written)
+
+    def _qpos_rows(self, qpos: Any) -> np.ndarray:
+        """`qpos` as an array with rows (N is its first axis), or ValueError."""
+        q = as_array("qpos", qpos)
+        if q.ndim != 2:
+            raise ValueError(
+                f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}"
+            )
+        return q
 
     def _model_field_arrays(
         self, model_fields: Mapping[str, Any] | None, n: int
