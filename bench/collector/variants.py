@@ -30,8 +30,11 @@ import time
 
 import mujoco
 import numpy as np
-from collector_backends import Backend
-from collector_tasks import Task
+
+from bench.collector.backends import Backend
+from bench.collector.tasks import Task
+from bench.common.availability import mjrefresh_unavailable
+from bench.common.stage_loop import python_stage_loop
 
 
 class VariantUnavailable(Exception):
@@ -161,23 +164,13 @@ class Loop(Variant):
         super().__init__(backend, task, threads)
         self.data = mujoco.MjData(task.model)
         self.out = np.zeros((self.n, self.b - self.a))
+        copies = [(slice(None), slice(self.a, self.b))]
+        self._loop = python_stage_loop(
+            task.model, self.data, backend.qpos, backend.qvel, self.out, copies
+        )
 
     def _refresh(self, rows: np.ndarray | None) -> None:
-        m, d, out = self.task.model, self.data, self.out
-        qpos, qvel = self.backend.qpos, self.backend.qvel
-        a, b = self.a, self.b
-        sd = d.sensordata
-        kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
-        sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
-        for i in range(self.n) if rows is None else rows.tolist():
-            d.qpos[:] = qpos[i]
-            d.qvel[:] = qvel[i]
-            kinematics(m, d)
-            com_pos(m, d)
-            com_vel(m, d)
-            sensor_pos(m, d)
-            sensor_vel(m, d)
-            out[i] = sd[a:b]
+        self._loop(range(self.n) if rows is None else rows.tolist())
 
     def _block(self) -> np.ndarray:
         return self.out
@@ -197,28 +190,12 @@ class NativeRanges(Variant):
         return self.backend.sensordata[:, self.a : self.b]
 
 
-def _mjrefresh_unavailable(engine: str) -> str | None:
-    try:
-        import mjrefresh
-    except Exception as e:  # noqa: BLE001 - report any import failure
-        return f"import mjrefresh failed ({type(e).__name__}: {e})"
-    m = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body name='b'><freejoint/><geom size='.1'/></body></worldbody>"
-        "<sensor><framepos objtype='xbody' objname='b'/></sensor></mujoco>"
-    )
-    try:
-        mjrefresh.Refresher(m, sensor_ranges=[(0, 3)], num_threads=1, engine=engine).close()
-    except ValueError as e:
-        return f"Refresher rejects engine={engine!r} ({e})"
-    return None
-
-
 class _Mjrefresh(Variant):
     engine = ""
 
     @classmethod
     def unavailable(cls, backend_name: str) -> str | None:
-        return _mjrefresh_unavailable(cls.engine)
+        return mjrefresh_unavailable(cls.engine)
 
     def __init__(self, backend: Backend, task: Task, threads: int) -> None:
         super().__init__(backend, task, threads)

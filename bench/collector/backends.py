@@ -12,9 +12,10 @@ A :class:`Backend` wraps one batch behind the few calls the collector makes.
 
 from __future__ import annotations
 
-import envinfo
 import mujoco
 import numpy as np
+
+from bench.common.availability import mjbatch_unavailable, mujoco_batch_unavailable
 
 
 class BackendUnavailable(Exception):
@@ -73,7 +74,7 @@ class MjbatchUni(Backend):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        return envinfo.mjbatch_unavailable()
+        return mjbatch_unavailable()
 
     def __init__(self, model: mujoco.MjModel, n: int, threads: int) -> None:
         super().__init__(model, n, threads)
@@ -117,7 +118,7 @@ class MujocoBatch(Backend):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        return envinfo.mujoco_batch_unavailable()
+        return mujoco_batch_unavailable()
 
     def __init__(self, model: mujoco.MjModel, n: int, threads: int) -> None:
         super().__init__(model, n, threads)
