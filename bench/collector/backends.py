@@ -68,6 +68,8 @@ class Backend:
 
 
 class MjbatchUni(Backend):
+    """mjbatch-uni ``Batch`` (MuJoCo 3.11)."""
+
     name = "mjbatch-uni"
     description = "mjbatch.Batch(model, N, num_threads=T): step(nstep=decimation)"
     native_refresh_description = "Batch.refresh_sensor_ranges(ids, [start, stop])"
@@ -112,6 +114,8 @@ class MjbatchUni(Backend):
 
 
 class MujocoBatch(Backend):
+    """MuJoCo >= 4.0 ``mujoco.batch.Batch``."""
+
     name = "mujoco.batch"
     description = "mujoco.batch.Batch(model, N, nthread=T): step(nstep=decimation)"
     native_refresh_description = "Batch.forward(ids, stage=mjSTAGE_VEL)"

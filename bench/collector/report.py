@@ -188,6 +188,7 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def agreement_lines(checks: list[dict[str, Any]], tol: float) -> list[str]:
+    """One AGREE/DISAGREE line per cell, and a STALE line where the stale variant ran."""
     out = []
     for c in checks:
         where = f"{c['backend']} {c['task']} N={c['n']}"

@@ -125,6 +125,8 @@ class Variant:
 
 
 class Stale(Variant):
+    """Reads the batch's own sensordata, one substep behind (reference only)."""
+
     name = "stale"
     description = (
         "reads the batch's own sensordata (one substep behind after a step; reset rows "
@@ -150,6 +152,8 @@ class Stale(Variant):
 
 
 class Loop(Variant):
+    """Per-env Python refresh on a scratch MjData."""
+
     name = "loop"
     description = (
         "per-env Python loop on a scratch MjData: copy qpos/qvel, mj_kinematics, mj_comPos, "
@@ -177,6 +181,8 @@ class Loop(Variant):
 
 
 class NativeRanges(Variant):
+    """The backend's own native refresh of the dirty rows."""
+
     name = "native-ranges"
     description = (
         "the backend's own native refresh of the dirty rows (mjbatch-uni "
@@ -252,12 +258,16 @@ class _Mjrefresh(Variant):
 
 
 class MjrefreshExact(_Mjrefresh):
+    """``mjrefresh.Refresher(engine='exact')`` through the lifecycle adapter."""
+
     name = "mjrefresh-exact"
     description = "mjrefresh.Refresher(engine='exact') through the lifecycle adapter"
     engine = "exact"
 
 
 class MjrefreshFast(_Mjrefresh):
+    """``mjrefresh.Refresher(engine='fast')`` through the lifecycle adapter."""
+
     name = "mjrefresh-fast"
     description = "mjrefresh.Refresher(engine='fast') through the lifecycle adapter"
     engine = "fast"
@@ -269,8 +279,10 @@ CORRECT = [v.name for v in ALL if v.correct]
 
 
 def describe() -> dict[str, str]:
+    """Variant name -> description."""
     return {v.name: v.description for v in ALL}
 
 
 def availability(backend_name: str) -> dict[str, str | None]:
+    """Variant name -> None if it can run on ``backend_name``, else why not."""
     return {v.name: v.unavailable(backend_name) for v in ALL}

@@ -257,6 +257,7 @@ def preroll(
 
 
 def run_worker(args: argparse.Namespace) -> dict[str, Any]:
+    """One measurement process: the record of every variant of one backend, task and N."""
     (n,) = args.n
     (task_name,) = args.tasks
     (backend_name,) = args.backends

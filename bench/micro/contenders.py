@@ -83,6 +83,8 @@ class Contender:
 
 
 class PythonLoop(Contender):
+    """Per-row Python loop over the five stage functions on a scratch MjData."""
+
     name = "python_loop"
     description = "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, mj_sensorVel on a scratch MjData"
     multithreaded = False
@@ -109,6 +111,8 @@ class PythonLoop(Contender):
 
 
 class MjbatchUni(Contender):
+    """mjbatch-uni's ``Batch.refresh_sensor_ranges``."""
+
     name = "mjbatch_uni"
     description = "mjbatch.Batch(model, N, num_threads=T).refresh_sensor_ranges(ids, [start, stop])"
     owns_output = False
@@ -146,6 +150,8 @@ class MjbatchUni(Contender):
 
 
 class MujocoBatch(Contender):
+    """MuJoCo >= 4.0 ``mujoco.batch`` forward to the velocity stage."""
+
     name = "mujoco_batch"
     description = "mujoco.batch.Batch(model, N, nthread=T).forward(ids, stage=mjSTAGE_VEL)"
     owns_output = False
@@ -241,12 +247,16 @@ class _MjrefreshEngine(Contender):
 
 
 class MjrefreshExact(_MjrefreshEngine):
+    """``mjrefresh.Refresher(engine='exact')``."""
+
     name = "mjrefresh_exact"
     description = "mjrefresh.Refresher(engine='exact'): refresh() / refresh_dirty_rows()"
     engine = "exact"
 
 
 class MjrefreshFast(_MjrefreshEngine):
+    """``mjrefresh.Refresher(engine='fast')``."""
+
     name = "mjrefresh_fast"
     description = "mjrefresh.Refresher(engine='fast'): refresh() / refresh_dirty_rows()"
     engine = "fast"
@@ -258,6 +268,8 @@ class MjrefreshFast(_MjrefreshEngine):
 
 
 class StageLoopCpp(Contender):
+    """Single-thread C++ loop over the five stage functions."""
+
     name = "stage_loop_cpp"
     description = "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row (reset: gathered rows)"
     multithreaded = False
