@@ -1,4 +1,4 @@
-"""Smoke test of the benchmark harness: bench/run.py --quick at its smallest setting.
+"""Smoke test of the benchmark harness: python -m bench.micro --quick at its smallest setting.
 
 Checks the JSON schema, that every contender that ran produced values equal
 to mj_forward's (except mjbatch-uni, which is known to be wrong for some
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
+REPO = Path(__file__).resolve().parents[1]
+RUN = [sys.executable, "-m", "bench.micro"]
 KNOWN_WRONG = {"mjbatch_uni"}  # wrong for some sensors; not asserted on
 TOL = 1e-9
 REPEATS = 2
@@ -63,8 +64,7 @@ def bench_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bench")
     json_path, png_path = tmp / "out.json", tmp / "out.png"
     cmd = [
-        sys.executable,
-        str(RUN),
+        *RUN,
         "--quick",
         "--models",
         "quadruped",
@@ -85,7 +85,7 @@ def bench_run(tmp_path_factory):
         "--plot",
         str(png_path),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     return proc, json.loads(json_path.read_text()), png_path
 
@@ -133,14 +133,10 @@ def test_plot_is_png(bench_run):
 
 def test_wrong_contender_is_flagged():
     """A contender that skips a stage must show a large error, not pass."""
-    sys.path.insert(0, str(RUN.parent))
-    try:
-        import contenders
-        import run
-        from workloads import dirty_mask, make_problem, reference, sample_rows
-    finally:
-        sys.path.remove(str(RUN.parent))
     import mujoco
+
+    from bench.micro import contenders, measure
+    from bench.micro.workloads import dirty_mask, make_problem, reference, sample_rows
 
     class NoComVel(contenders.PythonLoop):
         def prepare(self, mask):
@@ -157,7 +153,7 @@ def test_wrong_contender_is_flagged():
     c = NoComVel(problem, 1)
     c.poison()
     c.prepare(mask)()
-    result = run.check(c, mask, rows, reference(problem, rows))
+    result = measure.check(c, mask, rows, reference(problem, rows))
     assert result["max_abs_error"] > 1e-3
     assert result["untouched_ok"] is True
 
@@ -168,8 +164,7 @@ def test_posvel_columns(tmp_path):
     read stale subtree velocities, so they are not asserted on)."""
     json_path = tmp_path / "posvel.json"
     cmd = [
-        sys.executable,
-        str(RUN),
+        *RUN,
         "--quick",
         "--models",
         "quadruped",
@@ -188,7 +183,7 @@ def test_posvel_columns(tmp_path):
         "--json",
         str(json_path),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(json_path.read_text())
     assert data["config"]["columns"] == "posvel"

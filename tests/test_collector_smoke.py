@@ -1,4 +1,4 @@
-"""Smoke test of the collector benchmark: bench/collector.py --quick at its smallest setting.
+"""Smoke test of the collector benchmark: python -m bench.collector --quick at its smallest setting.
 
 Runs one process per cell on every installed physics backend, checks the JSON
 schema, that the correct variants agree with each other and with mj_forward
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-COLLECTOR = BENCH / "collector.py"
+REPO = Path(__file__).resolve().parents[1]
+COLLECTOR = [sys.executable, "-m", "bench.collector"]
 TOL = 1e-9
 N = 32
 STEPS = 3
@@ -77,19 +77,15 @@ PROCESS_KEYS = {
 
 
 def _backend_available(name: str) -> str | None:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import collector_backends
-    finally:
-        sys.path.remove(str(BENCH))
-    return collector_backends.BY_NAME[name].unavailable()
+    from bench.collector import backends
+
+    return backends.BY_NAME[name].unavailable()
 
 
 def _run(backend: str, tmp: Path) -> tuple[subprocess.CompletedProcess, dict]:
     json_path = tmp / f"{backend}.json"
     cmd = [
-        sys.executable,
-        str(COLLECTOR),
+        *COLLECTOR,
         "--quick",
         "--backends",
         backend,
@@ -112,7 +108,7 @@ def _run(backend: str, tmp: Path) -> tuple[subprocess.CompletedProcess, dict]:
         "--json",
         str(json_path),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc, json.loads(json_path.read_text())
 

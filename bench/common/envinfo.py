@@ -8,6 +8,8 @@ import sys
 from importlib import metadata
 from typing import Any
 
+from bench.common.availability import mujoco_batch_unavailable
+
 THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
@@ -63,40 +65,10 @@ def collect() -> dict[str, Any]:
         "python_executable": sys.executable,
         "numpy": numpy.__version__,
         "mujoco": mujoco.__version__,
-        "mujoco_has_batch": _has_mujoco_batch(),
+        "mujoco_has_batch": mujoco_batch_unavailable() is None,
         "mjbatch_uni": package_version("mjbatch-uni"),
         "mjrefresh": package_version("mjrefresh"),
         "matplotlib": package_version("matplotlib"),
         "thread_env": {k: os.environ.get(k) for k in THREAD_ENV_VARS},
         "loadavg_at_start": list(load) if load else None,
     }
-
-
-def _has_mujoco_batch() -> bool:
-    try:
-        from mujoco import batch  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def mjbatch_unavailable() -> str | None:
-    """None if mjbatch-uni with ``Batch.refresh_sensor_ranges`` imports, else why not."""
-    try:
-        import mjbatch
-    except ImportError as e:
-        return f"mjbatch-uni not installed ({e})"
-    if not hasattr(mjbatch.Batch, "refresh_sensor_ranges"):
-        return "this mjbatch has no Batch.refresh_sensor_ranges"
-    return None
-
-
-def mujoco_batch_unavailable() -> str | None:
-    """None if ``mujoco.batch`` (MuJoCo >= 4.0) imports, else why not."""
-    import mujoco
-
-    try:
-        from mujoco import batch  # noqa: F401
-    except ImportError:
-        return f"mujoco {mujoco.__version__} has no mujoco.batch (needs >= 4.0)"
-    return None

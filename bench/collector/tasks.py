@@ -24,7 +24,7 @@ action, clip phase), so the benchmark can recompute it from ``mj_forward``
 values to check a variant.
 
 Only numpy, mujoco and ``mjrefresh.models`` (loaded through
-``workloads.load_models_module``) are needed.
+``bench.common.models.load_models_module``) are needed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import mujoco
 import numpy as np
-from workloads import load_models_module
+
+from bench.common.models import load_models_module
 
 INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 

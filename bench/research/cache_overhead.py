@@ -1,27 +1,31 @@
 """Python overhead of StateCache reads on the embedded quadruped tracking model.
 
-Uses ``mjrefresh.models.quadruped()`` (13 moving bodies, the tracking
-sensors of DESIGN.md, joint sensors, an IMU and foot touch sensors), binds a
-StateCache over (N, nq)/(N, nv) arrays, and measures:
+Uses ``mjrefresh.models.quadruped()`` (13 moving bodies, each with
+materialised ``track_*`` sensors: world position, orientation and linear and
+angular velocity, base-relative position and orientation; plus joint sensors,
+an IMU and foot touch sensors), binds a StateCache over (N, nq)/(N, nv)
+arrays, and measures:
 
 * the first read after ``mark_stepped()`` (one native call over N rows),
 * repeated reads within the same step (no native call), per read kind.
 
-Usage: python bench/cache_overhead.py [--envs 4096] [--threads 0] [--repeat 20000]
+Usage: python -m bench.research.cache_overhead [--envs 4096] [--threads 0] [--repeat 20000]
 """
 
 from __future__ import annotations
 
-import argparse
 import time
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
 
 import mjrefresh
+from bench.common.cli import new_parser
 
 
-def per_call_us(fn, repeat: int) -> float:
+def per_call_us(fn: Callable[[], object], repeat: int) -> float:
+    """Best of five: microseconds per call over ``repeat`` back-to-back calls."""
     fn()
     best = float("inf")
     for _ in range(5):
@@ -33,7 +37,8 @@ def per_call_us(fn, repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Print the first-read and repeated-read costs of a StateCache."""
+    ap = new_parser("bench.research.cache_overhead", __doc__)
     ap.add_argument("--envs", type=int, default=4096)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=20000)

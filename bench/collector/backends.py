@@ -12,9 +12,10 @@ A :class:`Backend` wraps one batch behind the few calls the collector makes.
 
 from __future__ import annotations
 
-import envinfo
 import mujoco
 import numpy as np
+
+from bench.common.availability import mjbatch_unavailable, mujoco_batch_unavailable
 
 
 class BackendUnavailable(Exception):
@@ -67,13 +68,15 @@ class Backend:
 
 
 class MjbatchUni(Backend):
+    """mjbatch-uni ``Batch`` (MuJoCo 3.11)."""
+
     name = "mjbatch-uni"
     description = "mjbatch.Batch(model, N, num_threads=T): step(nstep=decimation)"
     native_refresh_description = "Batch.refresh_sensor_ranges(ids, [start, stop])"
 
     @classmethod
     def unavailable(cls) -> str | None:
-        return envinfo.mjbatch_unavailable()
+        return mjbatch_unavailable()
 
     def __init__(self, model: mujoco.MjModel, n: int, threads: int) -> None:
         super().__init__(model, n, threads)
@@ -111,13 +114,15 @@ class MjbatchUni(Backend):
 
 
 class MujocoBatch(Backend):
+    """MuJoCo >= 4.0 ``mujoco.batch.Batch``."""
+
     name = "mujoco.batch"
     description = "mujoco.batch.Batch(model, N, nthread=T): step(nstep=decimation)"
     native_refresh_description = "Batch.forward(ids, stage=mjSTAGE_VEL)"
 
     @classmethod
     def unavailable(cls) -> str | None:
-        return envinfo.mujoco_batch_unavailable()
+        return mujoco_batch_unavailable()
 
     def __init__(self, model: mujoco.MjModel, n: int, threads: int) -> None:
         super().__init__(model, n, threads)

@@ -30,8 +30,11 @@ import time
 
 import mujoco
 import numpy as np
-from collector_backends import Backend
-from collector_tasks import Task
+
+from bench.collector.backends import Backend
+from bench.collector.tasks import Task
+from bench.common.availability import mjrefresh_unavailable
+from bench.common.stage_loop import python_stage_loop
 
 
 class VariantUnavailable(Exception):
@@ -122,6 +125,8 @@ class Variant:
 
 
 class Stale(Variant):
+    """Reads the batch's own sensordata, one substep behind (reference only)."""
+
     name = "stale"
     description = (
         "reads the batch's own sensordata (one substep behind after a step; reset rows "
@@ -147,6 +152,8 @@ class Stale(Variant):
 
 
 class Loop(Variant):
+    """Per-env Python refresh on a scratch MjData."""
+
     name = "loop"
     description = (
         "per-env Python loop on a scratch MjData: copy qpos/qvel, mj_kinematics, mj_comPos, "
@@ -161,29 +168,21 @@ class Loop(Variant):
         super().__init__(backend, task, threads)
         self.data = mujoco.MjData(task.model)
         self.out = np.zeros((self.n, self.b - self.a))
+        copies = [(slice(None), slice(self.a, self.b))]
+        self._loop = python_stage_loop(
+            task.model, self.data, backend.qpos, backend.qvel, self.out, copies
+        )
 
     def _refresh(self, rows: np.ndarray | None) -> None:
-        m, d, out = self.task.model, self.data, self.out
-        qpos, qvel = self.backend.qpos, self.backend.qvel
-        a, b = self.a, self.b
-        sd = d.sensordata
-        kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
-        sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
-        for i in range(self.n) if rows is None else rows.tolist():
-            d.qpos[:] = qpos[i]
-            d.qvel[:] = qvel[i]
-            kinematics(m, d)
-            com_pos(m, d)
-            com_vel(m, d)
-            sensor_pos(m, d)
-            sensor_vel(m, d)
-            out[i] = sd[a:b]
+        self._loop(range(self.n) if rows is None else rows.tolist())
 
     def _block(self) -> np.ndarray:
         return self.out
 
 
 class NativeRanges(Variant):
+    """The backend's own native refresh of the dirty rows."""
+
     name = "native-ranges"
     description = (
         "the backend's own native refresh of the dirty rows (mjbatch-uni "
@@ -197,28 +196,12 @@ class NativeRanges(Variant):
         return self.backend.sensordata[:, self.a : self.b]
 
 
-def _mjrefresh_unavailable(engine: str) -> str | None:
-    try:
-        import mjrefresh
-    except Exception as e:  # noqa: BLE001 - report any import failure
-        return f"import mjrefresh failed ({type(e).__name__}: {e})"
-    m = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body name='b'><freejoint/><geom size='.1'/></body></worldbody>"
-        "<sensor><framepos objtype='xbody' objname='b'/></sensor></mujoco>"
-    )
-    try:
-        mjrefresh.Refresher(m, sensor_ranges=[(0, 3)], num_threads=1, engine=engine).close()
-    except ValueError as e:
-        return f"Refresher rejects engine={engine!r} ({e})"
-    return None
-
-
 class _Mjrefresh(Variant):
     engine = ""
 
     @classmethod
     def unavailable(cls, backend_name: str) -> str | None:
-        return _mjrefresh_unavailable(cls.engine)
+        return mjrefresh_unavailable(cls.engine)
 
     def __init__(self, backend: Backend, task: Task, threads: int) -> None:
         super().__init__(backend, task, threads)
@@ -275,12 +258,16 @@ class _Mjrefresh(Variant):
 
 
 class MjrefreshExact(_Mjrefresh):
+    """``mjrefresh.Refresher(engine='exact')`` through the lifecycle adapter."""
+
     name = "mjrefresh-exact"
     description = "mjrefresh.Refresher(engine='exact') through the lifecycle adapter"
     engine = "exact"
 
 
 class MjrefreshFast(_Mjrefresh):
+    """``mjrefresh.Refresher(engine='fast')`` through the lifecycle adapter."""
+
     name = "mjrefresh-fast"
     description = "mjrefresh.Refresher(engine='fast') through the lifecycle adapter"
     engine = "fast"
@@ -292,8 +279,10 @@ CORRECT = [v.name for v in ALL if v.correct]
 
 
 def describe() -> dict[str, str]:
+    """Variant name -> description."""
     return {v.name: v.description for v in ALL}
 
 
 def availability(backend_name: str) -> dict[str, str | None]:
+    """Variant name -> None if it can run on ``backend_name``, else why not."""
     return {v.name: v.unavailable(backend_name) for v in ALL}

@@ -60,3 +60,11 @@ def summary(samples: Sequence[float]) -> dict[str, float]:
         "min_s": min(samples),
         "max_s": max(samples),
     }
+
+
+def per_row_text(st: dict[str, float], rows: int) -> str:
+    """A :func:`summary` as ``median (min-max)`` microseconds per row (median 7 wide)."""
+    return (
+        f"{st['median_s'] * 1e6 / rows:>7.3f} "
+        f"({st['min_s'] * 1e6 / rows:.3f}-{st['max_s'] * 1e6 / rows:.3f})"
+    )

@@ -14,23 +14,21 @@ first:
 
 ``per-env / perturbed`` is the cost of taking the values per row.
 
-  python bench/model_fields.py                    # N=4096, threads 1 and all
-  python bench/model_fields.py --readme bench/README.md
+  python -m bench.research.model_fields                    # N=4096, threads 1 and all
+  python -m bench.research.model_fields --readme bench/README.md
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
 
-import envinfo  # noqa: E402
-import numpy as np  # noqa: E402
-import report  # noqa: E402
-import timing  # noqa: E402
-from workloads import load_models_module, random_states  # noqa: E402
+from bench.common import envinfo, timing
+from bench.common.cli import new_parser
+from bench.common.models import load_models_module, random_states
+from bench.common.output import print_table
 
 FIELDS = ("body_pos", "body_quat", "jnt_axis")
 
@@ -49,10 +47,11 @@ def random_fields(model, n: int, seed: int) -> dict[str, np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print the model-fields table; with ``--readme``, write it into that README."""
     import mjrefresh
 
     cores = envinfo.usable_cores()
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = new_parser("bench.research.model_fields", __doc__)
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--threads", nargs="+", type=int, default=sorted({1, cores}))
     p.add_argument("--repeats", type=int, default=11)
@@ -98,18 +97,13 @@ def main(argv: list[str] | None = None) -> int:
         for (engine, config), s in samples.items():
             st = timing.summary(s)
             lines.append(
-                f"{engine:<7} {threads:>2} {config:<10} "
-                f"{st['median_s'] * 1e6 / args.n:>7.3f} "
-                f"({st['min_s'] * 1e6 / args.n:.3f}-{st['max_s'] * 1e6 / args.n:.3f}) "
+                f"{engine:<7} {threads:>2} {config:<10} {timing.per_row_text(st, args.n)} "
                 f"{st['median_s'] / med[(engine, 'template')]:>10.3f} "
                 f"{st['median_s'] / med[(engine, 'perturbed')]:>11.3f}"
             )
         for r in engines.values():
             r.close()
-    text = "\n".join(lines)
-    print(text)
-    if args.readme is not None:
-        report.update_readme_block(args.readme, "model-fields", "python bench/model_fields.py", text)
+    print_table(lines, args.readme, "model-fields", "python -m bench.research.model_fields")
     return 0
 
 

@@ -1,17 +1,14 @@
-"""Models, random states, dirty-row selections and the mj_forward reference."""
+"""Workloads of the microbenchmark: problems (model, random states, columns),
+dirty-row selections and the mj_forward reference."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
 
 import mujoco
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from bench.common.models import forward_columns, load_models_module, random_states
 
 #: Workload name -> description. "step": every row dirty (refresh after a
 #: vector step); "reset": a few percent of rows dirty (partial reset).
@@ -20,31 +17,6 @@ WORKLOADS: dict[str, str] = {
     "reset": "a few % of rows dirty (refresh after a partial reset)",
 }
 RESET_FRACTION = 0.03
-
-
-def load_models_module() -> ModuleType:
-    """``mjrefresh.models``, from the installed package or else from src/.
-
-    The file is self-contained, so it is loaded directly when the package
-    (whose native core may be missing) cannot be imported.
-    """
-    try:
-        from mjrefresh import models  # type: ignore[import-not-found]
-
-        return models
-    except Exception:  # noqa: BLE001 - any import failure: fall back to the file
-        pass
-    name = "_mjrefresh_models_standalone"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = REPO / "src" / "mjrefresh" / "models.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 #: Column selections: the tracking block only, or every position- and
@@ -93,26 +65,6 @@ def posvel_ranges(model: mujoco.MjModel) -> list[tuple[int, int]]:
     return ranges
 
 
-def random_states(model: mujoco.MjModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random non-zero states: qpos around qpos0 with unit quaternions, random qvel."""
-    rng = np.random.default_rng(seed)
-    qpos = model.qpos0 + 0.3 * rng.standard_normal((n, model.nq))
-    for j in range(model.njnt):
-        adr = int(model.jnt_qposadr[j])
-        jtype = int(model.jnt_type[j])
-        if jtype == mujoco.mjtJoint.mjJNT_FREE:
-            qpos[:, adr : adr + 3] = model.qpos0[adr : adr + 3] + 0.5 * rng.standard_normal((n, 3))
-            quat = slice(adr + 3, adr + 7)
-        elif jtype == mujoco.mjtJoint.mjJNT_BALL:
-            quat = slice(adr, adr + 4)
-        else:
-            continue
-        qpos[:, quat] = rng.standard_normal((n, 4))
-        qpos[:, quat] /= np.linalg.norm(qpos[:, quat], axis=1, keepdims=True)
-    qvel = rng.standard_normal((n, model.nv))
-    return np.ascontiguousarray(qpos), np.ascontiguousarray(qvel)
-
-
 def make_problem(name: str, n: int, seed: int = 0, columns: str = "tracking") -> Problem:
     """Build the embedded model ``name`` with ``n`` random states.
 
@@ -155,15 +107,7 @@ def sample_rows(mask: np.ndarray, k: int, seed: int = 2) -> np.ndarray:
 
 
 def reference(problem: Problem, rows: np.ndarray) -> np.ndarray:
-    """The selected sensordata columns that mj_forward computes at each row's state
-    (a fresh MjData per row, so no cached value can leak between rows)."""
-    model = problem.model
-    cols = problem.column_index
-    out = np.empty((len(rows), cols.size))
-    for k, i in enumerate(rows):
-        data = mujoco.MjData(model)
-        data.qpos[:] = problem.qpos[i]
-        data.qvel[:] = problem.qvel[i]
-        mujoco.mj_forward(model, data)
-        out[k] = data.sensordata[cols]
-    return out
+    """The selected sensordata columns that mj_forward computes at each row's state."""
+    return forward_columns(
+        problem.model, problem.qpos[rows], problem.qvel[rows], problem.column_index
+    )

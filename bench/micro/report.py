@@ -1,13 +1,15 @@
-"""Derived metrics, the stdout table, the JSON file and the PNG plot."""
+"""Derived metrics, the stdout table, the PNG plot and the README section of
+the microbenchmark."""
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from bench.common.output import grouped_lines, measured_with
 
 SCHEMA = "mjrefresh-bench/1"
 BASELINE = "python_loop"
@@ -74,6 +76,18 @@ def _err(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value:.1e}"
 
 
+def _line(r: dict[str, Any]) -> str:
+    spread = f"({r['min_s'] * 1e3:.3f}-{r['max_s'] * 1e3:.3f})"
+    best = "-" if r["best_other"] is None else f"{r['speedup_vs_best_other']:.2f} {r['best_other']}"
+    ok = "yes" if r["correct"] else "NO"
+    return (
+        f"{r['model']:<9} {r['workload']:<5} {r['n']:>5} {r['threads_used']:>2} {r['contender']:<15} "
+        f"{r['median_s'] * 1e3:>8.3f} {spread:>17} {r['us_per_row']:>7.2f} {r['us_per_row_per_thread']:>10.2f} "
+        f"{_rate(r['rows_per_s']):>7} {_fmt(r['speedup_vs_python'], '.2f'):>6} {best:>22} "
+        f"{_fmt(r['parallel_efficiency'], '.2f'):>4} {_err(r['max_abs_error']):>8} {ok:>3}"
+    )
+
+
 def table(results: list[dict[str, Any]]) -> str:
     """A fixed-width table, one line per measurement, grouped by model/workload/N."""
     head = (
@@ -81,29 +95,11 @@ def table(results: list[dict[str, Any]]) -> str:
         f"{'us/row':>7} {'us/row/thr':>10} {'rows/s':>7} {'x py':>6} {'x best other':>22} {'eff':>4} "
         f"{'max|err|':>8} {'ok':>3}"
     )
-    lines = [head, "-" * len(head)]
     order = sorted(
         results, key=lambda r: (r["model"], r["workload"], r["n"], r["threads"], r["median_s"])
     )
-    previous = None
-    for r in order:
-        key = (r["model"], r["workload"], r["n"])
-        if previous is not None and key != previous:
-            lines.append("")
-        previous = key
-        spread = f"({r['min_s'] * 1e3:.3f}-{r['max_s'] * 1e3:.3f})"
-        best = (
-            "-"
-            if r["best_other"] is None
-            else f"{r['speedup_vs_best_other']:.2f} {r['best_other']}"
-        )
-        ok = "yes" if r["correct"] else "NO"
-        lines.append(
-            f"{r['model']:<9} {r['workload']:<5} {r['n']:>5} {r['threads_used']:>2} {r['contender']:<15} "
-            f"{r['median_s'] * 1e3:>8.3f} {spread:>17} {r['us_per_row']:>7.2f} {r['us_per_row_per_thread']:>10.2f} "
-            f"{_rate(r['rows_per_s']):>7} {_fmt(r['speedup_vs_python'], '.2f'):>6} {best:>22} "
-            f"{_fmt(r['parallel_efficiency'], '.2f'):>4} {_err(r['max_abs_error']):>8} {ok:>3}"
-        )
+    lines = [head, "-" * len(head)]
+    lines += grouped_lines(order, lambda r: (r["model"], r["workload"], r["n"]), _line)
     floors = [r for r in order if "x_stage_floor" in r]
     if floors:
         lines += [
@@ -118,24 +114,6 @@ def table(results: list[dict[str, Any]]) -> str:
                 f"engine {r['us_per_row_per_thread']:6.2f} us/row/thread: x{r['x_stage_floor']:.2f}"
             )
     return "\n".join(lines)
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write the full record (schema, environment, config, results, skips)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def clean(obj: Any) -> Any:  # JSON has no inf/nan
-        if isinstance(obj, float) and not math.isfinite(obj):
-            return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-        if isinstance(obj, dict):
-            return {k: clean(v) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
-            return [clean(v) for v in obj]
-        return obj
-
-    path.write_text(
-        json.dumps(clean({"schema": SCHEMA, **payload}), indent=1) + "\n", encoding="utf-8"
-    )
 
 
 def plot(results: list[dict[str, Any]], path: Path) -> bool:
@@ -183,7 +161,11 @@ def plot(results: list[dict[str, Any]], path: Path) -> bool:
                     if prev is None or r["threads_used"] > prev["threads_used"]:
                         best_t[r["n"]] = r
             by_n = sorted((n, r["us_per_row"]) for n, r in best_t.items())
-            ax_n.plot(*zip(*by_n, strict=True), linestyle="-" if mine[0]["multithreaded"] else "--", **style)
+            ax_n.plot(
+                *zip(*by_n, strict=True),
+                linestyle="-" if mine[0]["multithreaded"] else "--",
+                **style,
+            )
         ax_t.set(
             title=f"{model}, {workload}: N={n_max}",
             xlabel="threads",
@@ -215,35 +197,4 @@ def plot(results: list[dict[str, Any]], path: Path) -> bool:
 
 def markdown_section(results: list[dict[str, Any]], env: dict[str, Any], command: str) -> str:
     """The text written between a README's result markers: environment and table."""
-    head = (
-        f"Measured with `{command}` on {env['cpu_model']} ({env['usable_cpus']} usable CPUs), "
-        f"Python {env['python']}, NumPy {env['numpy']}, MuJoCo {env['mujoco']}, "
-        f"mjbatch-uni {env['mjbatch_uni'] or 'not installed'}, mjrefresh {env['mjrefresh'] or 'not installed'}."
-    )
-    return f"{head}\n\n```\n{table(results)}\n```\n"
-
-
-def update_readme(path: Path, section: str, text: str) -> None:
-    """Replace the text between ``<!-- results:SECTION begin/end -->`` markers.
-
-    Raises ValueError naming the missing markers if the section is not there.
-    """
-    begin, end = f"<!-- results:{section} begin -->", f"<!-- results:{section} end -->"
-    content = path.read_text(encoding="utf-8")
-    i, j = content.find(begin), content.find(end)
-    if i < 0 or j < i:
-        raise ValueError(f"{path}: no section marked {begin} ... {end}")
-    path.write_text(content[: i + len(begin)] + "\n" + text + content[j:], encoding="utf-8")
-
-
-def update_readme_block(path: Path, prefix: str, command: str, text: str) -> None:
-    """Write `text` as a code block, headed by the command and the machine,
-    into the README section ``<prefix>-mujoco-<version>``."""
-    import envinfo
-
-    env = envinfo.collect()
-    head = (
-        f"Measured with `{command}` on {env['cpu_model']} "
-        f"({env['usable_cpus']} usable CPUs), MuJoCo {env['mujoco']}."
-    )
-    update_readme(path, f"{prefix}-mujoco-{env['mujoco']}", f"{head}\n\n```\n{text}\n```\n")
+    return f"{measured_with(command, env)}\n\n```\n{table(results)}\n```\n"

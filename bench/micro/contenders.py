@@ -1,9 +1,9 @@
 """The ways of refreshing tracked sensor columns that the benchmark compares.
 
 Every contender refreshes the selected sensordata column ranges for the
-selected rows of a :class:`workloads.Problem` from the rows' ``qpos``/``qvel``. Each one
-is only built when the library it needs is installed; :func:`availability`
-says why one is skipped.
+selected rows of a :class:`bench.micro.workloads.Problem` from the rows'
+``qpos``/``qvel``. Each one is only built when the library it needs is
+installed; :func:`availability` says why one is skipped.
 
 * ``python_loop``   -- per-row Python loop over MuJoCo's five stage functions
                        on a scratch MjData (what backends used before).
@@ -18,10 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import envinfo
 import mujoco
 import numpy as np
-from workloads import Problem
+
+from bench.common.availability import (
+    mjbatch_unavailable,
+    mjrefresh_unavailable,
+    mujoco_batch_unavailable,
+)
+from bench.common.stage_loop import python_stage_loop
+from bench.micro.workloads import Problem
 
 
 class Unsupported(Exception):
@@ -77,6 +83,8 @@ class Contender:
 
 
 class PythonLoop(Contender):
+    """Per-row Python loop over the five stage functions on a scratch MjData."""
+
     name = "python_loop"
     description = "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, mj_sensorVel on a scratch MjData"
     multithreaded = False
@@ -88,26 +96,10 @@ class PythonLoop(Contender):
 
     def prepare(self, mask: np.ndarray) -> Callable[[], None]:
         rows = np.flatnonzero(mask).tolist()
-        m, d, out = self.problem.model, self.data, self.out
-        qpos, qvel = self.problem.qpos, self.problem.qvel
-        ranges = [slice(a, b) for a, b in self.problem.ranges]
-        kinematics, com_pos, com_vel = mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel
-        sensor_pos, sensor_vel = mujoco.mj_sensorPos, mujoco.mj_sensorVel
-        sd = d.sensordata
-
-        def run() -> None:
-            for i in rows:
-                d.qpos[:] = qpos[i]
-                d.qvel[:] = qvel[i]
-                kinematics(m, d)
-                com_pos(m, d)
-                com_vel(m, d)
-                sensor_pos(m, d)
-                sensor_vel(m, d)
-                for cols in ranges:
-                    out[i, cols] = sd[cols]
-
-        return run
+        p = self.problem
+        copies = [(slice(a, b), slice(a, b)) for a, b in p.ranges]
+        loop = python_stage_loop(p.model, self.data, p.qpos, p.qvel, self.out, copies)
+        return lambda: loop(rows)
 
     def sensordata(self) -> np.ndarray:
         return self.out
@@ -119,13 +111,15 @@ class PythonLoop(Contender):
 
 
 class MjbatchUni(Contender):
+    """mjbatch-uni's ``Batch.refresh_sensor_ranges``."""
+
     name = "mjbatch_uni"
     description = "mjbatch.Batch(model, N, num_threads=T).refresh_sensor_ranges(ids, [start, stop])"
     owns_output = False
 
     @classmethod
     def unavailable(cls) -> str | None:
-        return envinfo.mjbatch_unavailable()
+        return mjbatch_unavailable()
 
     def __init__(self, problem: Problem, threads: int) -> None:
         super().__init__(problem, threads)
@@ -156,13 +150,15 @@ class MjbatchUni(Contender):
 
 
 class MujocoBatch(Contender):
+    """MuJoCo >= 4.0 ``mujoco.batch`` forward to the velocity stage."""
+
     name = "mujoco_batch"
     description = "mujoco.batch.Batch(model, N, nthread=T).forward(ids, stage=mjSTAGE_VEL)"
     owns_output = False
 
     @classmethod
     def unavailable(cls) -> str | None:
-        return envinfo.mujoco_batch_unavailable()
+        return mujoco_batch_unavailable()
 
     def __init__(self, problem: Problem, threads: int) -> None:
         super().__init__(problem, threads)
@@ -192,43 +188,12 @@ class MujocoBatch(Contender):
 # ---------------------------------------------------------------------------
 
 
-def _mjrefresh_unavailable() -> str | None:
-    try:
-        import mjrefresh
-    except Exception as e:  # noqa: BLE001 - report any import failure
-        return f"import mjrefresh failed ({type(e).__name__}: {e})"
-    if not hasattr(mjrefresh, "Refresher"):
-        where = ", ".join(getattr(mjrefresh, "__path__", []))
-        return f"mjrefresh (at {where}) has no Refresher yet"
-    return None
-
-
 class _MjrefreshEngine(Contender):
     engine = ""
 
     @classmethod
     def unavailable(cls) -> str | None:
-        reason = _mjrefresh_unavailable()
-        if reason is not None:
-            return reason
-        from workloads import load_models_module
-
-        import mjrefresh
-
-        models = load_models_module()
-        model = models.quadruped()
-        try:
-            mjrefresh.Refresher(
-                model,
-                sensor_ranges=[models.tracking_layout(model).columns],
-                num_threads=1,
-                engine=cls.engine,
-            )
-        except ValueError as e:
-            return f"Refresher rejects engine={cls.engine!r} ({e})"
-        except Exception as e:  # noqa: BLE001 - an unfinished core must not stop the run
-            return f"Refresher(engine={cls.engine!r}) failed ({type(e).__name__}: {e})"
-        return None
+        return mjrefresh_unavailable(cls.engine)
 
     def __init__(self, problem: Problem, threads: int) -> None:
         super().__init__(problem, threads)
@@ -282,12 +247,16 @@ class _MjrefreshEngine(Contender):
 
 
 class MjrefreshExact(_MjrefreshEngine):
+    """``mjrefresh.Refresher(engine='exact')``."""
+
     name = "mjrefresh_exact"
     description = "mjrefresh.Refresher(engine='exact'): refresh() / refresh_dirty_rows()"
     engine = "exact"
 
 
 class MjrefreshFast(_MjrefreshEngine):
+    """``mjrefresh.Refresher(engine='fast')``."""
+
     name = "mjrefresh_fast"
     description = "mjrefresh.Refresher(engine='fast'): refresh() / refresh_dirty_rows()"
     engine = "fast"
@@ -299,6 +268,8 @@ class MjrefreshFast(_MjrefreshEngine):
 
 
 class StageLoopCpp(Contender):
+    """Single-thread C++ loop over the five stage functions."""
+
     name = "stage_loop_cpp"
     description = "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row (reset: gathered rows)"
     multithreaded = False

@@ -10,21 +10,20 @@ thread) this times, interleaved:
   timed inside the core (``Refresher._core.stage_seconds``);
 * the exact and fast engines themselves.
 
-  python bench/floor.py [--readme bench/README.md]
+  python -m bench.research.floor [--readme bench/README.md]
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-import report  # noqa: E402
-import timing  # noqa: E402
-from workloads import load_models_module, random_states  # noqa: E402
+from bench.common import timing
+from bench.common.cli import new_parser
+from bench.common.models import load_models_module, random_states
+from bench.common.output import print_table
 
 
 def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
@@ -58,10 +57,8 @@ def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
     samples["stage functions"] = [stage(rows, qpos, qvel) for _ in range(repeats)]
     lines = []
     for what in ("memory", "stage functions", "exact engine", "fast engine"):
-        st = timing.summary(samples[what])
         lines.append(
-            f"{name:<10} {what:<16} {st['median_s'] * 1e6 / n:>7.3f} "
-            f"({st['min_s'] * 1e6 / n:.3f}-{st['max_s'] * 1e6 / n:.3f})"
+            f"{name:<10} {what:<16} {timing.per_row_text(timing.summary(samples[what]), n)}"
         )
     for r in engines.values():
         r.close()
@@ -69,9 +66,10 @@ def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print the floors table; with ``--readme``, write it into that README."""
     import mjrefresh
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = new_parser("bench.research.floor", __doc__)
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--repeats", type=int, default=11)
     p.add_argument("--readme", type=Path, default=None)
@@ -83,10 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for name in sorted(models.MODELS):
         lines += measure(mjrefresh, models, name, args.n, args.repeats)
-    text = "\n".join(lines)
-    print(text)
-    if args.readme is not None:
-        report.update_readme_block(args.readme, "floor", "python bench/floor.py", text)
+    print_table(lines, args.readme, "floor", "python -m bench.research.floor")
     return 0
 
 

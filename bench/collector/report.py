@@ -7,6 +7,8 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from bench.common.output import grouped_lines, measured_with
+
 SCHEMA = "mjrefresh-collector/1"
 PHASES = ("physics", "update_state", "reset", "replay")
 
@@ -154,6 +156,20 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.0e}"
 
 
+def _line(r: dict[str, Any]) -> str:
+    t = r["transitions_per_s"]
+    ph, rf = r["phase_ms"], r["refresh_ms"]
+    spread = f"({_rate(t['min'])}-{_rate(t['max'])})"
+    return (
+        f"{r['backend']:<12} {r['task']:<14} {r['n']:>5} {r['variant']:<15} "
+        f"{_rate(t['median']):>7} {spread:>13} {_pct(r['vs_loop']):>7} "
+        f"{_pct(r['of_stale'], False):>8} {_pct(r['update_removed'], False):>7} "
+        f"{ph['physics']:>7.2f} {ph['update_state']:>7.2f} "
+        f"{rf['update']:>7.2f} {ph['reset']:>6.2f} {ph['replay']:>6.2f} {ph['total']:>7.2f} "
+        f"{r['reset_rows_per_window']['median']:>6.0f} {_err(r['max_dev_vs_forward']):>6}"
+    )
+
+
 def table(results: list[dict[str, Any]]) -> str:
     """One line per (backend, task, N, variant), grouped by cell."""
     head = (
@@ -167,27 +183,12 @@ def table(results: list[dict[str, Any]]) -> str:
         head,
         "-" * len(head),
     ]
-    previous = None
-    for r in results:
-        key = (r["backend"], r["task"], r["n"])
-        if previous is not None and key != previous:
-            lines.append("")
-        previous = key
-        t = r["transitions_per_s"]
-        ph, rf = r["phase_ms"], r["refresh_ms"]
-        spread = f"({_rate(t['min'])}-{_rate(t['max'])})"
-        lines.append(
-            f"{r['backend']:<12} {r['task']:<14} {r['n']:>5} {r['variant']:<15} "
-            f"{_rate(t['median']):>7} {spread:>13} {_pct(r['vs_loop']):>7} "
-            f"{_pct(r['of_stale'], False):>8} {_pct(r['update_removed'], False):>7} "
-            f"{ph['physics']:>7.2f} {ph['update_state']:>7.2f} "
-            f"{rf['update']:>7.2f} {ph['reset']:>6.2f} {ph['replay']:>6.2f} {ph['total']:>7.2f} "
-            f"{r['reset_rows_per_window']['median']:>6.0f} {_err(r['max_dev_vs_forward']):>6}"
-        )
+    lines += grouped_lines(results, lambda r: (r["backend"], r["task"], r["n"]), _line)
     return "\n".join(lines)
 
 
 def agreement_lines(checks: list[dict[str, Any]], tol: float) -> list[str]:
+    """One AGREE/DISAGREE line per cell, and a STALE line where the stale variant ran."""
     out = []
     for c in checks:
         where = f"{c['backend']} {c['task']} N={c['n']}"
@@ -218,12 +219,9 @@ def markdown_section(
     command: str,
     tol: float,
 ) -> str:
-    head = (
-        f"Measured with `{command}` on {env['cpu_model']} ({env['usable_cpus']} usable CPUs), "
-        f"Python {env['python']}, NumPy {env['numpy']}, MuJoCo {env['mujoco']}, "
-        f"mjbatch-uni {env['mjbatch_uni'] or 'not installed'}, "
-        f"mjrefresh {env['mjrefresh'] or 'not installed'}."
-    )
+    """The text written between a README's collector markers: environment,
+    load average, table and agreement lines."""
+    head = measured_with(command, env)
     load = [env.get("loadavg_at_start"), env.get("loadavg_at_end")]
     if all(load):
         head += (
