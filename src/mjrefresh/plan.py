@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import mujoco
 
+from ._suggest import did_you_mean, model_names, other_kind_hint, unknown_name_hint
+
 # Stage names in the order the exact engine runs them (= mj_forward's order).
 STAGE_ORDER: tuple[str, ...] = (
     "kinematics",
@@ -237,8 +239,13 @@ class RefreshPlan:
         """Number of sensordata columns written per row."""
         return sum(stop - start for start, stop in self.column_ranges)
 
-    def describe(self) -> str:
-        """Human-readable summary: engine, stages with reasons, outputs."""
+    def describe(self, verbose: bool = False) -> str:
+        """Human-readable summary: engine and why, stages, outputs.
+
+        The default is compact (a line per stage: the first output that needs
+        it and how many more; long name lists shortened); ``verbose=True``
+        lists every output under every stage and every name and range.
+        """
         lines = [f"engine: {self.engine} ({self.engine_reason})"]
         if self.engine == "fast":
             lines.append("stages (what the outputs depend on; the fast engine computes them with "
@@ -246,24 +253,39 @@ class RefreshPlan:
         else:
             lines.append("stages:")
         for stage in self.stages:
-            why = "; ".join(self.stage_reasons.get(stage, ()))
-            lines.append(f"  {stage}: {why}")
+            why = self.stage_reasons.get(stage, ())
+            if verbose:
+                text = "; ".join(why)
+            else:
+                text = why[0] if why else ""
+                if len(why) > 1:
+                    text += f" and {len(why) - 1} more ({len(why)} outputs)"
+            lines.append(f"  {stage}: {text}")
         if self.column_ranges:
-            ranges = ", ".join(f"{a}:{b}" for a, b in self.column_ranges)
+            ranges = [f"{a}:{b}" for a, b in self.column_ranges]
             lines.append(
-                f"sensordata columns: {ranges} ({self.num_columns} columns, "
+                f"sensordata columns: {_listing(ranges, verbose)} ({self.num_columns} columns, "
                 f"{len(self.sensor_ids)} sensors)"
             )
         if self.body_ids:
-            lines.append(f"bodies: {', '.join(self.body_names)}")
+            lines.append(f"bodies: {_listing(self.body_names, verbose)}")
         if self.relative_to_name is not None:
             lines.append(f"relative_to: {self.relative_to_name}")
         if self.site_ids:
-            lines.append(f"sites: {', '.join(self.site_names)}")
+            lines.append(f"sites: {_listing(self.site_names, verbose)}")
+        if self.model_fields:
+            lines.append(f"per-environment model fields: {', '.join(self.model_fields)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def _listing(items: Sequence[str], verbose: bool, limit: int = 6) -> str:
+    """Comma-separated `items`; past `limit` shortened unless `verbose`."""
+    if verbose or len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f", ... ({len(items)} in all)"
 
 
 def _name(model: mujoco.MjModel, objtype: mujoco.mjtObj, i: int) -> str:
@@ -291,7 +313,10 @@ def resolve_ids(
         if isinstance(item, str):
             i = mujoco.mj_name2id(model, objtype, item)
             if i < 0:
-                raise ValueError(f"{argument}: unknown {kind} name {item!r}")
+                hint = other_kind_hint(model, item, objtype) or unknown_name_hint(
+                    item, model_names(model, objtype, count), kind
+                )
+                raise ValueError(f"{argument}: unknown {kind} name {item!r}{hint}")
         else:
             i = int(item)
             if not 0 <= i < count:
@@ -377,6 +402,28 @@ def _sensor_stages(model: mujoco.MjModel, i: int, label: str) -> frozenset[str]:
     return frozenset(stages)
 
 
+def sensor_label(model: mujoco.MjModel, i: int) -> str:
+    """``sensor 'name' (type)``: how messages name sensor `i`."""
+    stype = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_").lower()
+    return f"sensor {_name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)!r} ({stype})"
+
+
+def refresh_refusals(model: mujoco.MjModel) -> dict[int, str]:
+    """Sensors of `model` a refresh refuses, by id, with the reason.
+
+    The same rule :func:`build_plan` applies to a selection: a plan that
+    selects any of these sensors raises :class:`PlanError` with this reason.
+    """
+    refused = {}
+    for i in range(model.nsensor):
+        label = sensor_label(model, i)
+        try:
+            _sensor_stages(model, i, label)
+        except PlanError as exc:
+            refused[i] = str(exc)
+    return refused
+
+
 def build_plan(
     model: mujoco.MjModel,
     *,
@@ -446,10 +493,8 @@ def build_plan(
     needs_time = False
     sensor_names = []
     for i in sensor_ids:
-        name = _name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)
-        sensor_names.append(name)
-        stype = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_").lower()
-        label = f"sensor {name!r} ({stype})"
+        sensor_names.append(_name(model, mujoco.mjtObj.mjOBJ_SENSOR, i))
+        label = sensor_label(model, i)
         need(_sensor_stages(model, i, label), label)
         if int(model.sensor_type[i]) == _S.mjSENS_CLOCK:
             needs_time = True
@@ -509,6 +554,7 @@ def _check_model_fields(model: mujoco.MjModel, model_fields: Iterable[str]) -> t
             )
             raise ValueError(
                 f"model_fields: {name!r} {what}; supported: {', '.join(MODEL_FIELDS)}"
+                + did_you_mean(name, MODEL_FIELDS)
             )
         if name in fields:
             raise ValueError(f"model_fields: {name!r} is listed twice")

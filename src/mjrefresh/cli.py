@@ -1,0 +1,182 @@
+"""The ``mjrefresh`` command line (also ``python -m mjrefresh``).
+
+Sub-commands:
+
+* ``info``: versions, CPUs, build and which backends are importable.
+* ``plan MODEL``: what a refresh of a selection on MODEL (an MJCF/MJB file
+  or an embedded model name) would run: engine and why, stages, refused
+  sensors with their reasons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import sys
+from collections.abc import Sequence
+
+import mujoco
+
+from . import _build_info, models
+from ._native import core as _core
+from .plan import PlanError, build_plan, refresh_refusals, sensor_label
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _backends() -> list[tuple[str, str]]:
+    """(backend, status) for every backend binding mjrefresh has."""
+    mjbatch = _version("mjbatch-uni")
+    has_batch = importlib.util.find_spec("mujoco.batch") is not None
+    torch = _version("torch")
+    return [
+        ("arrays (bind_arrays)", "yes (numpy)"),
+        ("list of MjData (bind_mjdata_list)", "yes"),
+        (
+            "mjbatch-uni (bind_mjbatch)",
+            f"yes ({mjbatch})" if mjbatch else "no: pip install mjbatch-uni",
+        ),
+        (
+            "mujoco.batch (bind_mujoco_batch)",
+            "yes" if has_batch else f"no: needs MuJoCo >= 4.0 (installed {mujoco.__version__})",
+        ),
+        ("torch CPU tensors as outputs", f"yes ({torch})" if torch else "no: pip install torch"),
+    ]
+
+
+def info_lines() -> list[str]:
+    """The report of ``mjrefresh info``, one line per fact."""
+    from . import __version__
+
+    affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    rows = [
+        ("mjrefresh", __version__),
+        (
+            "MuJoCo installed",
+            f"{mujoco.__version__} (loaded library {_core.mujoco_runtime_version()})",
+        ),
+        ("MuJoCo the core was built for", _build_info.MUJOCO_VERSION),
+        ("Python", f"{platform.python_version()} ({sys.executable})"),
+        ("platform", f"{platform.system()} {platform.machine()}"),
+        (
+            "CPUs",
+            f"{_core.available_cpus()} usable of {os.cpu_count()} logical"
+            + (f" (affinity {_ranges(affinity)})" if affinity else ""),
+        ),
+    ]
+    rows += [(f"backend: {name}", status) for name, status in _backends()]
+    width = max(len(k) for k, _ in rows)
+    return [f"{k:<{width}}  {v}" for k, v in rows]
+
+
+def _ranges(ids: Sequence[int]) -> str:
+    """``0-3,6`` for [0, 1, 2, 3, 6]."""
+    parts: list[str] = []
+    for i in ids:
+        if parts and parts[-1][1] == i - 1:
+            parts[-1] = (parts[-1][0], i)
+        else:
+            parts.append((i, i))  # type: ignore[arg-type]
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)  # type: ignore[misc]
+
+
+def load_model(spec: str) -> mujoco.MjModel:
+    """An embedded model by name (``quadruped``), else an MJCF/MJB file."""
+    if spec in models.MODELS:
+        return models.MODELS[spec]()
+    if not os.path.exists(spec):
+        known = ", ".join(models.MODELS)
+        raise SystemExit(f"mjrefresh: MODEL: no file {spec!r} (embedded models: {known})")
+    try:
+        if spec.endswith(".mjb"):
+            return mujoco.MjModel.from_binary_path(spec)
+        return mujoco.MjModel.from_xml_path(spec)
+    except Exception as exc:  # MuJoCo's compiler error names the element
+        raise SystemExit(f"mjrefresh: MODEL: {spec} did not compile: {exc}") from None
+
+
+def posvel_sensors(model: mujoco.MjModel) -> tuple[list[int], dict[int, str]]:
+    """(sensor ids a refresh computes, {refused id: reason}) over every
+    position/velocity-stage sensor of `model`."""
+    refused = refresh_refusals(model)
+    stages = (mujoco.mjtStage.mjSTAGE_POS, mujoco.mjtStage.mjSTAGE_VEL)
+    posvel = [i for i in range(model.nsensor) if int(model.sensor_needstage[i]) in stages]
+    return [i for i in posvel if i not in refused], {i: refused[i] for i in posvel if i in refused}
+
+
+def plan_text(args: argparse.Namespace) -> str:
+    """The report of ``mjrefresh plan``."""
+    model = load_model(args.model)
+    refused: dict[int, str] = {}
+    sensors: list[str | int] | None = list(args.sensors) if args.sensors else None
+    if args.all_posvel:
+        ok, refused = posvel_sensors(model)
+        sensors = [*ok, *(sensors or [])]
+    bodies = args.bodies or []
+    if not (bodies or args.sites or sensors):
+        raise SystemExit(
+            "mjrefresh plan: select something: --bodies, --sites, --sensors or --all-posvel"
+        )
+    try:
+        plan = build_plan(
+            model,
+            bodies=bodies,
+            relative_to=args.relative_to,
+            sites=args.sites or (),
+            sensors=sensors,
+            engine=args.engine,
+        )
+    except (PlanError, ValueError, TypeError) as exc:
+        raise SystemExit(f"mjrefresh plan: {exc}") from None
+    lines = [plan.describe(verbose=args.verbose)]
+    if refused:
+        lines.append(f"refused ({len(refused)} position/velocity-stage sensors not selected):")
+        for i, why in refused.items():
+            lines.append(f"  {why}" if args.verbose else f"  {sensor_label(model, i)}")
+        if not args.verbose:
+            lines.append("  (--verbose gives each reason)")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mjrefresh",
+        description="Batched, threaded refresh of MuJoCo position/velocity-derived state.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, CPUs, build and importable backends")
+    pl = sub.add_parser("plan", help="what a refresh of a selection would run, and why")
+    pl.add_argument(
+        "model", help="MJCF (.xml) or MJB file, or an embedded model: " + ", ".join(models.MODELS)
+    )
+    pl.add_argument("--bodies", nargs="+", metavar="BODY", help="bodies (names or ids)")
+    pl.add_argument("--relative-to", metavar="BODY", help="frame of the *_rel body outputs")
+    pl.add_argument("--sites", nargs="+", metavar="SITE", help="sites (names or ids)")
+    sel = pl.add_mutually_exclusive_group()
+    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
+    sel.add_argument(
+        "--all-posvel",
+        action="store_true",
+        help="every position/velocity-stage sensor a refresh computes",
+    )
+    pl.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto")
+    pl.add_argument("--verbose", "-v", action="store_true", help="full listing")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mjrefresh`` console script."""
+    args = _parser().parse_args(argv)
+    if args.command == "info":
+        print("\n".join(info_lines()))
+    elif args.command == "plan":
+        print(plan_text(args))
+    return 0
