@@ -25,9 +25,9 @@ Each tracking sensor is named ``f"{kind}/{body_name}"``, e.g.
 ``track_pos_w/FL_calf``. :func:`tracking_layout` returns the column ranges.
 
 For the quadruped the authored sensors occupy columns 0:68 and the tracking
-block columns 68:328 (13 bodies x 20 columns), the layout of the collector in
-DESIGN.md (it has 119 sensors rather than 116: reaching 68 columns with the
-requested foot touch sensors needs a few more small sensors).
+block columns 68:328 (13 bodies x 20 columns), the layout of a typical
+tracking-reward collector on a Go1-class robot (119 sensors: reaching 68
+authored columns with 1-column foot touch sensors needs several small ones).
 
 This module imports only numpy, mujoco and the standard library and works with
 MuJoCo 3.11 and 4.0.
