@@ -79,13 +79,13 @@ def info_lines() -> list[str]:
 
 def _ranges(ids: Sequence[int]) -> str:
     """``0-3,6`` for [0, 1, 2, 3, 6]."""
-    parts: list[str] = []
+    spans: list[list[int]] = []
     for i in ids:
-        if parts and parts[-1][1] == i - 1:
-            parts[-1] = (parts[-1][0], i)
+        if spans and spans[-1][1] == i - 1:
+            spans[-1][1] = i
         else:
-            parts.append((i, i))  # type: ignore[arg-type]
-    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)  # type: ignore[misc]
+            spans.append([i, i])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def load_model(spec: str) -> mujoco.MjModel:
