@@ -5,11 +5,10 @@ each environment's values."""
 
 from __future__ import annotations
 
-import copy
-
 import mujoco
 import numpy as np
 import pytest
+from support.oracle import forward_with_model_fields
 
 import mjrefresh
 from mjrefresh import models
@@ -39,21 +38,12 @@ def perturb(model, arrays: dict, seed: int) -> None:
 
 
 def expected(model, fields: dict, qpos, qvel, bodies):
+    """mj_forward with each row's field values: (body_pos, body_linvel) of `bodies`."""
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
-    pos = np.empty((len(qpos), len(ids), 3))
-    linvel = np.empty_like(pos)
-    for r in range(len(qpos)):
-        m = copy.deepcopy(model)
-        for name, a in fields.items():
-            getattr(m, name)[...] = a[r]
-        d = mujoco.MjData(m)
-        d.qpos[:], d.qvel[:] = qpos[r], qvel[r]
-        mujoco.mj_forward(m, d)
-        pos[r] = d.xpos[ids]
-        for k, b in enumerate(ids):
-            v = np.empty(6)
-            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_XBODY, b, v, 0)
-            linvel[r, k] = v[3:]
+    states = {"qpos": qpos, "qvel": qvel}
+    rows = [forward_with_model_fields(model, states, fields, r) for r in range(len(qpos))]
+    pos = np.array([d.xpos[ids] for _, d, _ in rows])
+    linvel = np.array([vel[ids, 3:] for _, _, vel in rows])
     return pos, linvel
 
 
