@@ -49,7 +49,9 @@ def test_bind_mjbatch_writes_the_batch_sensordata_in_place(legged_model, legged_
 
 
 def test_bind_mjbatch_sensordata_only_mark_fresh_is_free(legged_model, batch):
-    with mjrefresh.Refresher(legged_model, sensors=tracked_sensors(legged_model), num_threads=2) as r:
+    with mjrefresh.Refresher(
+        legged_model, sensors=tracked_sensors(legged_model), num_threads=2
+    ) as r:
         cache = mjrefresh.bind_mjbatch(batch, r)
         cache.refresh_dirty_rows()
         randomize_batch(batch, legged_model, seed=3, rows=[2])
@@ -99,7 +101,9 @@ def test_bind_mjbatch_float32_sensordata(legged_model):
     sd32 = b.bind("sensordata", np.float32)
     randomize_batch(b, legged_model, seed=5)
     b.forward()
-    with mjrefresh.Refresher(legged_model, sensors=tracked_sensors(legged_model), num_threads=1) as r:
+    with mjrefresh.Refresher(
+        legged_model, sensors=tracked_sensors(legged_model), num_threads=1
+    ) as r:
         cache = mjrefresh.bind_mjbatch(b, r)
         assert cache.storage.sensordata.dtype == np.float32
         b.step(nstep=2)
@@ -135,7 +139,9 @@ def test_drop_in_equals_mj_forward_and_mjbatch_where_it_is_right(legged_model, b
     full = (0, legged_model.nsensordata)
     acc = sensor_cols(legged_model, ACC_SENSORS)
     tracked = sensor_cols(legged_model, tracked_sensors(legged_model))
-    right = sensor_cols(legged_model, [s for s in tracked_sensors(legged_model) if s not in MJBATCH_WRONG])
+    right = sensor_cols(
+        legged_model, [s for s in tracked_sensors(legged_model) if s not in MJBATCH_WRONG]
+    )
     with mjrefresh.MjbatchSensorRefresher(batch, num_threads=2) as drop_in:
         for _ in range(3):
             step(batch, rng)

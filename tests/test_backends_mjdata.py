@@ -57,7 +57,9 @@ def test_in_place_refresh_equals_mj_forward(legged_model, refresher, datas):
         ]
         cache.mark_stepped()
         assert cache.refresh_dirty_rows() == N
-        expected = expected_outputs(legged_model, states_of_datas(datas), SELECTED, "base", ("imu", "foot"))
+        expected = expected_outputs(
+            legged_model, states_of_datas(datas), SELECTED, "base", ("imu", "foot")
+        )
         for i, d in enumerate(datas):
             exp = {k: v[i] for k, v in expected.items()}
             np.testing.assert_allclose(

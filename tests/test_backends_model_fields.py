@@ -47,6 +47,19 @@ def expected(model, fields: dict, qpos, qvel, bodies):
     return pos, linvel
 
 
+def step_and_check(model, batch, cache, fields_now, seed: int) -> None:
+    """One physics step of `batch` (random controls), then the cache's reads
+    equal mj_forward with each env's field values (`fields_now()`)."""
+    rng = np.random.default_rng(seed)
+    batch.bind("ctrl")[:] = rng.normal(scale=0.3, size=(N, model.nu))
+    batch.step()
+    cache.mark_stepped()
+    qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
+    pos, linvel = expected(model, fields_now(), qpos, qvel, tracked(model))
+    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+
+
 def test_bind_arrays_with_model_fields(model):
     rng = np.random.default_rng(0)
     qpos = np.tile(model.qpos0, (N, 1)) + rng.normal(scale=0.1, size=(N, model.nq))
@@ -71,15 +84,7 @@ def test_mjbatch_expanded_fields(model):
     perturb(model, {f: batch.expand(f) for f in FIELDS}, seed=3)
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)
     cache = mjrefresh.bind_mjbatch(batch, r)
-    rng = np.random.default_rng(4)
-    batch.bind("ctrl")[:] = rng.normal(scale=0.3, size=(N, model.nu))
-    batch.step()
-    cache.mark_stepped()
-    qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
-    fields = {f: batch.expand(f).copy() for f in FIELDS}
-    pos, linvel = expected(model, fields, qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+    step_and_check(model, batch, cache, lambda: {f: batch.expand(f).copy() for f in FIELDS}, seed=4)
 
 
 def test_mujoco_batch_expanded_fields(model):
@@ -96,12 +101,6 @@ def test_mujoco_batch_expanded_fields(model):
         mjrefresh.bind_mujoco_batch(batch, undeclared)
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)
     cache = mjrefresh.bind_mujoco_batch(batch, r)
-    rng = np.random.default_rng(6)
-    batch.bind("ctrl")[:] = rng.normal(scale=0.3, size=(N, model.nu))
-    batch.step()
-    cache.mark_stepped()
-    qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
-    fields = {f: batch.expanded(f).copy() for f in FIELDS}
-    pos, linvel = expected(model, fields, qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+    step_and_check(
+        model, batch, cache, lambda: {f: batch.expanded(f).copy() for f in FIELDS}, seed=6
+    )

@@ -101,7 +101,9 @@ def test_first_read_refreshes_exactly_the_dirty_rows_second_none(legged_refreshe
     }
 
 
-def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(legged_model, legged_refresher, backend):
+def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(
+    legged_model, legged_refresher, backend
+):
     cache = backend.bind(legged_refresher)
     cache.refresh_dirty_rows()
     backend.step()
@@ -138,15 +140,7 @@ def test_mark_dirty_after_state_write(legged_model, legged_refresher, backend):
 def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(legged_model, backend):
     sensors = tracked_sensors(legged_model)
     with mjrefresh.Refresher(legged_model, sensors=sensors, num_threads=2) as r:
-        cache = mjrefresh.bind_arrays(
-            r,
-            backend.qpos,
-            backend.qvel,
-            mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat,
-            sensordata=backend.sensordata,
-            backend_outputs=("sensordata",),
-        )
+        cache = backend.bind(r)
         cache.refresh_dirty_rows()
         other = backend.sensordata[[0, 2, 3, 5]].copy()
         backend.reset([1, 4])  # writes its forward's sensordata for those rows
@@ -199,7 +193,9 @@ def test_frozen_survives_exceptions_and_explicit_refresh_runs(legged_refresher, 
 
 
 # ------------------------------------------------ acceleration-stage sensors
-def test_acceleration_sensors_survive_any_number_of_refreshes(legged_model, legged_refresher, backend):
+def test_acceleration_sensors_survive_any_number_of_refreshes(
+    legged_model, legged_refresher, backend
+):
     cache = backend.bind(legged_refresher)
     acc = sensor_cols(legged_model, ACC_SENSORS)
     backend.step(nsub=4)
@@ -218,13 +214,12 @@ def test_acceleration_sensors_survive_any_number_of_refreshes(legged_model, legg
         )
 
 
-def test_acceleration_sensor_from_cache_owned_sensordata_is_rejected(legged_model, legged_refresher, backend):
+def test_acceleration_sensor_from_cache_owned_sensordata_is_rejected(
+    legged_model, legged_refresher, backend
+):
     cache = mjrefresh.bind_arrays(
         legged_refresher,
-        backend.qpos,
-        backend.qvel,
-        mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat,
+        **backend.inputs(),
     )
     with pytest.raises(ValueError, match="'foot_touch' is an acceleration-stage sensor"):
         cache.sensor("foot_touch")
@@ -245,10 +240,7 @@ def test_torch_cpu_tensor_outputs(legged_model, legged_refresher, backend):
     sens = torch.zeros((N, legged_model.nsensordata), dtype=torch.float64)
     cache = mjrefresh.bind_arrays(
         legged_refresher,
-        backend.qpos,
-        backend.qvel,
-        mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat,
+        **backend.inputs(),
         body_pos=pos,
         sensordata=sens,
     )
@@ -270,10 +262,7 @@ def test_buffer_protocol_outputs(legged_model, legged_refresher, backend):
     buf = memoryview(raw).cast("B").cast("f", (N, b, 3))
     cache = mjrefresh.bind_arrays(
         legged_refresher,
-        backend.qpos,
-        backend.qvel,
-        mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat,
+        **backend.inputs(),
         body_angvel=buf,
     )
     cache.refresh_dirty_rows()
@@ -285,10 +274,7 @@ def test_buffer_protocol_outputs(legged_model, legged_refresher, backend):
     ):
         mjrefresh.bind_arrays(
             legged_refresher,
-            backend.qpos,
-            backend.qvel,
-            mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat,
+            **backend.inputs(),
             body_pos=bytes(N * b * 3 * 8),
         )
 
@@ -327,7 +313,9 @@ def test_errors_name_the_argument(legged_model, legged_refresher, backend):
         ValueError,
         match=r"backend_outputs: 'sensordata' is not one of the supplied output arrays \(\)",
     ):
-        mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel, backend_outputs=("sensordata",), **kw)
+        mjrefresh.bind_arrays(
+            legged_refresher, be.qpos, be.qvel, backend_outputs=("sensordata",), **kw
+        )
 
     cache = be.bind(legged_refresher)
     with pytest.raises(ValueError, match=r"env_ids: expected row ids in \[0, 6\), got 6"):
@@ -362,10 +350,7 @@ def test_reads_of_unselected_outputs_say_what_to_select(legged_model, backend):
     with mjrefresh.Refresher(legged_model, sensors=["knee_pos"], num_threads=1) as r:
         cache = mjrefresh.bind_arrays(
             r,
-            backend.qpos,
-            backend.qvel,
-            mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat,
+            **backend.inputs(),
         )
         with pytest.raises(
             ValueError, match=r"body_pos_w: the refresher selects no bodies \(pass bodies="

@@ -77,6 +77,18 @@ def _max_err(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a, dtype=np.float64) - b))) if np.size(a) else 0.0
 
 
+def _assert_within_tolerances(m, sensors, out, expect) -> None:
+    """Every output of `out` within POS_TOL (poses, position-stage sensors) or
+    VEL_TOL (velocities, velocity-stage sensors) of `expect` (a dict)."""
+    for key in ("body_pos", "body_quat", "body_pos_rel", "body_quat_rel", "site_pos", "site_mat"):
+        assert _max_err(getattr(out, key), expect[key]) <= POS_TOL, key
+    for key in ("body_linvel", "body_angvel"):
+        assert _max_err(getattr(out, key), expect[key]) <= VEL_TOL, key
+    pos_cols, vel_cols = pos_vel_columns(m, sensors)
+    assert _max_err(out.sensordata[:, pos_cols], expect["sensordata"][:, pos_cols]) <= POS_TOL
+    assert _max_err(out.sensordata[:, vel_cols], expect["sensordata"][:, vel_cols]) <= VEL_TOL
+
+
 # --------------------------------------------------------------------------
 # parity
 # --------------------------------------------------------------------------
@@ -85,13 +97,7 @@ def _max_err(a, b) -> float:
 def test_fast_matches_mj_forward(name):
     m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data(name)
     assert plan.engine == "fast"
-    for key in ("body_pos", "body_quat", "body_pos_rel", "body_quat_rel", "site_pos", "site_mat"):
-        assert _max_err(getattr(out, key), ref[key]) <= POS_TOL, key
-    for key in ("body_linvel", "body_angvel"):
-        assert _max_err(getattr(out, key), ref[key]) <= VEL_TOL, key
-    pos_cols, vel_cols = pos_vel_columns(m, sensors)
-    assert _max_err(out.sensordata[:, pos_cols], ref["sensordata"][:, pos_cols]) <= POS_TOL
-    assert _max_err(out.sensordata[:, vel_cols], ref["sensordata"][:, vel_cols]) <= VEL_TOL
+    _assert_within_tolerances(m, sensors, out, ref)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -100,13 +106,7 @@ def test_fast_matches_exact_engine(name):
     exact_plan, exact = run(m, state, "exact", bodies=bodies, rel=rel, sites=sites,
                             sensors=sensors)
     assert exact_plan.engine == "exact"
-    for key in ("body_pos", "body_quat", "body_pos_rel", "body_quat_rel", "site_pos", "site_mat"):
-        assert _max_err(getattr(out, key), getattr(exact, key)) <= POS_TOL, key
-    for key in ("body_linvel", "body_angvel"):
-        assert _max_err(getattr(out, key), getattr(exact, key)) <= VEL_TOL, key
-    pos_cols, vel_cols = pos_vel_columns(m, sensors)
-    assert _max_err(out.sensordata[:, pos_cols], exact.sensordata[:, pos_cols]) <= POS_TOL
-    assert _max_err(out.sensordata[:, vel_cols], exact.sensordata[:, vel_cols]) <= VEL_TOL
+    _assert_within_tolerances(m, sensors, out, exact.arrays())
 
 
 def test_zoo_covers_every_sensor_kind_and_cutoff():
@@ -389,10 +389,4 @@ def test_random_trees_match_mj_forward(tree, seed):
     ref = expected_outputs(m, state, bodies, 1, sites)
     plan, out = run(m, state, "auto", bodies=bodies, rel=1, sites=sites, sensors=sensors)
     assert plan.engine == "fast"
-    for key in ("body_pos", "body_quat", "body_pos_rel", "body_quat_rel", "site_pos", "site_mat"):
-        assert _max_err(getattr(out, key), ref[key]) <= POS_TOL, key
-    for key in ("body_linvel", "body_angvel"):
-        assert _max_err(getattr(out, key), ref[key]) <= VEL_TOL, key
-    pos_cols, vel_cols = pos_vel_columns(m, sensors)
-    assert _max_err(out.sensordata[:, pos_cols], ref["sensordata"][:, pos_cols]) <= POS_TOL
-    assert _max_err(out.sensordata[:, vel_cols], ref["sensordata"][:, vel_cols]) <= VEL_TOL
+    _assert_within_tolerances(m, sensors, out, ref)

@@ -55,12 +55,7 @@ def test_every_sensor_type_bit_exact(rich_model, rich_states, rich_reference, nu
 
 @pytest.mark.parametrize(
     "name",
-    [
-        n
-        for n in pos_vel_sensor_names(
-            mujoco.MjModel.from_xml_string(RICH_XML)
-        )
-    ],
+    [n for n in pos_vel_sensor_names(mujoco.MjModel.from_xml_string(RICH_XML))],
 )
 def test_each_sensor_alone(rich_model, rich_states, rich_reference, name):
     # Alone, a sensor gets only the stages it needs: proves the planner's

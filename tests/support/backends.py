@@ -80,14 +80,15 @@ class ArrayBackend:
             self.datas[i].qpos[:] = self.qpos[i]
             self.datas[i].qvel[:] = self.qvel[i]
 
+    def inputs(self) -> dict[str, np.ndarray]:
+        """The state arrays a binding reads, as bind_arrays keywords."""
+        return {name: getattr(self, name) for name in STATE_NAMES[:4]}
+
     def bind(self, refresher: mjrefresh.Refresher, **kw) -> mjrefresh.StateCache:
         """bind_arrays on these arrays, the sensordata owned by the backend."""
         return mjrefresh.bind_arrays(
             refresher,
-            self.qpos,
-            self.qvel,
-            mocap_pos=self.mocap_pos,
-            mocap_quat=self.mocap_quat,
+            **self.inputs(),
             sensordata=self.sensordata,
             backend_outputs=("sensordata",),
             **kw,

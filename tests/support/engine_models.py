@@ -84,14 +84,35 @@ _ZOO_BODIES = """
     </body>
 """
 
-_FRAME_TYPES = ("framepos", "framequat", "framexaxis", "frameyaxis", "framezaxis",
-                "framelinvel", "frameangvel")
+_FRAME_TYPES = (
+    "framepos",
+    "framequat",
+    "framexaxis",
+    "frameyaxis",
+    "framezaxis",
+    "framelinvel",
+    "frameangvel",
+)
 # (objtype, objname) and (reftype, refname) combinations of the zoo.
-_ZOO_OBJECTS = (("xbody", "hand"), ("body", "hand"), ("site", "hand_site"),
-                ("geom", "hand_geom"), ("site", "world_site"), ("xbody", "target"),
-                ("xbody", "foot"), ("xbody", "pend2"))
-_ZOO_REFS = (None, ("xbody", "arm1"), ("body", "leg"), ("site", "base_site"),
-             ("geom", "base_geom"), ("site", "world_site"), ("xbody", "target2"))
+_ZOO_OBJECTS = (
+    ("xbody", "hand"),
+    ("body", "hand"),
+    ("site", "hand_site"),
+    ("geom", "hand_geom"),
+    ("site", "world_site"),
+    ("xbody", "target"),
+    ("xbody", "foot"),
+    ("xbody", "pend2"),
+)
+_ZOO_REFS = (
+    None,
+    ("xbody", "arm1"),
+    ("body", "leg"),
+    ("site", "base_site"),
+    ("geom", "base_geom"),
+    ("site", "world_site"),
+    ("xbody", "target2"),
+)
 
 
 def _zoo_sensors() -> str:
@@ -101,20 +122,52 @@ def _zoo_sensors() -> str:
         for ref in _ZOO_REFS:
             for ftype in _FRAME_TYPES:
                 refattr = "" if ref is None else f' reftype="{ref[0]}" refname="{ref[1]}"'
-                lines.append(f'<{ftype} name="s{k}" objtype="{objtype}" objname="{objname}"{refattr}/>')
+                lines.append(
+                    f'<{ftype} name="s{k}" objtype="{objtype}" objname="{objname}"{refattr}/>'
+                )
                 k += 1
     # every moving body, world frame, body and inertial frames
-    for b in ("base", "arm1", "arm2", "hand", "leg", "shin", "foot", "tail", "tail_tip",
-              "pendulum", "pend2", "fixed"):
+    for b in (
+        "base",
+        "arm1",
+        "arm2",
+        "hand",
+        "leg",
+        "shin",
+        "foot",
+        "tail",
+        "tail_tip",
+        "pendulum",
+        "pend2",
+        "fixed",
+    ):
         for objtype in ("xbody", "body"):
             for ftype in ("framepos", "framequat", "framelinvel", "frameangvel"):
                 lines.append(f'<{ftype} objtype="{objtype}" objname="{b}"/>')
-    for site in ("base_site", "base_origin", "arm2_site", "hand_site", "foot_site",
-                 "fixed_site", "target_site", "world_site"):
+    for site in (
+        "base_site",
+        "base_origin",
+        "arm2_site",
+        "hand_site",
+        "foot_site",
+        "fixed_site",
+        "target_site",
+        "world_site",
+    ):
         lines.append(f'<velocimeter site="{site}"/><gyro site="{site}"/>')
-    for j in ("arm1_hinge", "arm2_slide", "arm2_hinge", "arm2_hinge_b", "wrist_hinge",
-              "wrist_slide", "knee",
-              "tail_slide", "pend_hinge", "pend2_hinge", "pend2_slide"):
+    for j in (
+        "arm1_hinge",
+        "arm2_slide",
+        "arm2_hinge",
+        "arm2_hinge_b",
+        "wrist_hinge",
+        "wrist_slide",
+        "knee",
+        "tail_slide",
+        "pend_hinge",
+        "pend2_hinge",
+        "pend2_slide",
+    ):
         lines.append(f'<jointpos joint="{j}"/><jointvel joint="{j}"/>')
     for j in ("wrist_ball", "leg_ball"):
         lines.append(f'<ballquat joint="{j}"/><ballangvel joint="{j}"/>')
@@ -148,24 +201,34 @@ def chain_xml(n: int = 12) -> str:
     """A deep hinge/slide chain on a hinge root: no free joint anywhere."""
     body = ""
     for i in reversed(range(n)):
-        joint = (f'<joint name="j{i}" type="slide" axis="0.2 1 0.3"/>' if i % 4 == 3 else
-                 f'<joint name="j{i}" axis="{1 + i % 3} {i % 2} 0.5" pos="0.01 {0.02 * (i % 3)} 0"/>')
-        body = (f'<body name="c{i}" pos="0.1 0.02 {0.01 * i}" quat="0.95 {0.05 * (i % 3)} 0.2 0.1">'
-                f'{joint}<geom type="sphere" size="0.02"/>'
-                f'<site name="cs{i}" pos="0.05 0 0.01"/>{body}</body>')
+        joint = (
+            f'<joint name="j{i}" type="slide" axis="0.2 1 0.3"/>'
+            if i % 4 == 3
+            else f'<joint name="j{i}" axis="{1 + i % 3} {i % 2} 0.5" pos="0.01 {0.02 * (i % 3)} 0"/>'
+        )
+        body = (
+            f'<body name="c{i}" pos="0.1 0.02 {0.01 * i}" quat="0.95 {0.05 * (i % 3)} 0.2 0.1">'
+            f'{joint}<geom type="sphere" size="0.02"/>'
+            f'<site name="cs{i}" pos="0.05 0 0.01"/>{body}</body>'
+        )
     sensors = "".join(
         f'<framepos objtype="xbody" objname="c{i}"/><framelinvel objtype="xbody" objname="c{i}"/>'
         f'<frameangvel objtype="site" objname="cs{i}" reftype="xbody" refname="c0"/>'
-        for i in range(n))
+        for i in range(n)
+    )
     return f"""<mujoco model="chain"><default><joint armature="0.01"/></default><worldbody>{body}</worldbody>
   <sensor>{sensors}</sensor></mujoco>"""
 
 
 _LEGS = {"FR": (1, -1), "FL": (1, 1), "RR": (-1, -1), "RL": (-1, 1)}
-_TRACK_KINDS = (("track_pos_w", "framepos", False), ("track_quat_w", "framequat", False),
-                ("track_linvel_w", "framelinvel", False),
-                ("track_angvel_w", "frameangvel", False), ("track_pos_b", "framepos", True),
-                ("track_quat_b", "framequat", True))
+_TRACK_KINDS = (
+    ("track_pos_w", "framepos", False),
+    ("track_quat_w", "framequat", False),
+    ("track_linvel_w", "framelinvel", False),
+    ("track_angvel_w", "frameangvel", False),
+    ("track_pos_b", "framepos", True),
+    ("track_quat_b", "framequat", True),
+)
 
 
 def go1like_xml() -> str:
@@ -194,7 +257,9 @@ def go1like_xml() -> str:
     bodies = ["trunk"] + [f"{leg}_{p}" for leg in _LEGS for p in ("hip", "thigh", "calf")]
     authored = "".join(
         f'<jointpos joint="{leg}_{p}_joint"/><jointvel joint="{leg}_{p}_joint"/>'
-        for leg in _LEGS for p in ("hip", "thigh", "calf"))
+        for leg in _LEGS
+        for p in ("hip", "thigh", "calf")
+    )
     authored += "".join(f'<touch site="{leg}_foot"/>' for leg in _LEGS)
     authored += '<gyro site="imu"/><accelerometer site="imu"/><velocimeter site="imu"/>'
     track = ""
@@ -225,9 +290,11 @@ def model(name: str) -> mujoco.MjModel:
 
 def tracking_sensors(m: mujoco.MjModel) -> list[int]:
     """Ids of the tracking sensors (named "track_...") of `m`."""
-    return [i for i in range(m.nsensor)
-            if (mujoco.mj_id2name(m, OBJ.mjOBJ_SENSOR, i) or "").startswith("track_")]
-
+    return [
+        i
+        for i in range(m.nsensor)
+        if (mujoco.mj_id2name(m, OBJ.mjOBJ_SENSOR, i) or "").startswith("track_")
+    ]
 
 
 # Uncovered sensors: a tendon and a camera-relative frame.
@@ -243,7 +310,6 @@ TENDON_XML = """<mujoco><worldbody>
     <tendonpos name="tlen" tendon="t"/>
     <framepos name="camrel" objtype="xbody" objname="b" reftype="camera" refname="cam"/>
   </sensor></mujoco>"""
-
 
 
 # One sensor of every type a refresh computes (15 of them fast-covered).
@@ -273,8 +339,11 @@ MANY_TYPES_XML = """<mujoco><worldbody>
   </sensor></mujoco>"""
 
 
-
-_JOINT_TYPES = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_BALL)
+_JOINT_TYPES = (
+    mujoco.mjtJoint.mjJNT_HINGE,
+    mujoco.mjtJoint.mjJNT_SLIDE,
+    mujoco.mjtJoint.mjJNT_BALL,
+)
 
 
 @st.composite
@@ -284,21 +353,35 @@ def kinematic_trees(draw):
     nbody = draw(st.integers(1, 7))
     vec = st.lists(st.floats(-0.5, 0.5, allow_nan=False, width=32), min_size=3, max_size=3)
     quat = st.lists(st.floats(-1, 1, allow_nan=False, width=32), min_size=4, max_size=4).filter(
-        lambda q: sum(x * x for x in q) > 0.1)
+        lambda q: sum(x * x for x in q) > 0.1
+    )
     axis = vec.filter(lambda a: sum(x * x for x in a) > 0.01)
     bodies = []
     for i in range(nbody):
         parent = draw(st.integers(-1, i - 1))  # -1: world
         free = parent == -1 and draw(st.booleans())
-        joints = [] if free else draw(st.lists(
-            st.tuples(st.sampled_from(_JOINT_TYPES), axis, vec), max_size=3))
+        joints = (
+            []
+            if free
+            else draw(st.lists(st.tuples(st.sampled_from(_JOINT_TYPES), axis, vec), max_size=3))
+        )
         # MuJoCo allows no rotation after a ball joint in the same body
         ball = [k for k, j in enumerate(joints) if j[0] == mujoco.mjtJoint.mjJNT_BALL]
         if ball:
-            joints = joints[:ball[0] + 1] + [j for j in joints[ball[0] + 1:]
-                                             if j[0] == mujoco.mjtJoint.mjJNT_SLIDE]
-        bodies.append(dict(parent=parent, pos=draw(vec), quat=draw(quat), free=free,
-                           joints=joints, ipos=draw(vec), site=draw(vec)))
+            joints = joints[: ball[0] + 1] + [
+                j for j in joints[ball[0] + 1 :] if j[0] == mujoco.mjtJoint.mjJNT_SLIDE
+            ]
+        bodies.append(
+            dict(
+                parent=parent,
+                pos=draw(vec),
+                quat=draw(quat),
+                free=free,
+                joints=joints,
+                ipos=draw(vec),
+                site=draw(vec),
+            )
+        )
     return bodies
 
 
@@ -318,11 +401,20 @@ def build_tree(bodies) -> mujoco.MjModel:
         body.add_site(name=f"s{i}", pos=b["site"])
         made.append(body)
     for i in range(len(bodies)):
-        for stype in (S.mjSENS_FRAMEPOS, S.mjSENS_FRAMEQUAT, S.mjSENS_FRAMELINVEL,
-                      S.mjSENS_FRAMEANGVEL):
+        for stype in (
+            S.mjSENS_FRAMEPOS,
+            S.mjSENS_FRAMEQUAT,
+            S.mjSENS_FRAMELINVEL,
+            S.mjSENS_FRAMEANGVEL,
+        ):
             spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_XBODY, objname=f"b{i}")
-            spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_SITE, objname=f"s{i}",
-                            reftype=OBJ.mjOBJ_BODY, refname=f"b{len(bodies) - 1 - i}")
+            spec.add_sensor(
+                type=stype,
+                objtype=OBJ.mjOBJ_SITE,
+                objname=f"s{i}",
+                reftype=OBJ.mjOBJ_BODY,
+                refname=f"b{len(bodies) - 1 - i}",
+            )
         spec.add_sensor(type=S.mjSENS_SUBTREECOM, objtype=OBJ.mjOBJ_BODY, objname=f"b{i}")
     with warnings.catch_warnings():
         # compiling runs the dynamics once: see support.oracle

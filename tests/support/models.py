@@ -219,8 +219,10 @@ _TWO_LINK_BODIES = """
 
 def two_link_xml(sensors: str, extra_bodies: str = "") -> str:
     """MJCF of the two-link body with `sensors` (and `extra_bodies` after it)."""
-    return (f"<mujoco><worldbody>{_TWO_LINK_BODIES}{extra_bodies}\n  </worldbody>"
-            f"<sensor>{sensors}</sensor></mujoco>")
+    return (
+        f"<mujoco><worldbody>{_TWO_LINK_BODIES}{extra_bodies}\n  </worldbody>"
+        f"<sensor>{sensors}</sensor></mujoco>"
+    )
 
 
 # Argument checks: a position, a velocity, a clock and an acceleration sensor.
@@ -249,7 +251,6 @@ THREE_LINK_XML = """<mujoco><worldbody>
   <subtreeangmom body="a"/></sensor></mujoco>"""
 
 
-
 # mju_error on worker threads: a tendonvel sensor makes a refresh run
 # mj_fwdVelocity, hence the passive-force callback (see support.callbacks).
 TENDON_VEL_XML = """<mujoco><worldbody>
@@ -259,7 +260,6 @@ TENDON_VEL_XML = """<mujoco><worldbody>
   <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
   <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/></sensor>
 </mujoco>"""
-
 
 
 # Planning: every kind of object a sensor can read; `{sensors}` is filled in.
@@ -272,8 +272,6 @@ PLAN_BASE_XML = """<mujoco><worldbody>
   <tendon><fixed name="t" limited="true" range="-1 1"><joint joint="j" coef="1"/></fixed></tendon>
   <actuator><motor name="m" joint="j"/><motor name="mt" tendon="t"/></actuator>
   <sensor>{sensors}</sensor></mujoco>"""
-
-
 
 
 def plan_model(sensors: str) -> mujoco.MjModel:

@@ -59,8 +59,9 @@ class Forward:
             rmat = self.xmat[:, r].reshape(-1, 3, 3)
             diff = self.xpos[:, b] - self.xpos[:, r, None]
             out["body_pos_rel"] = np.einsum("nji,nbj->nbi", rmat, diff)
-            out["body_quat_rel"] = _mul_quat(self.xquat[:, r, None] * [1, -1, -1, -1],
-                                             self.xquat[:, b])
+            out["body_quat_rel"] = _mul_quat(
+                self.xquat[:, r, None] * [1, -1, -1, -1], self.xquat[:, b]
+            )
         return out
 
 
@@ -68,11 +69,15 @@ def _mul_quat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """mju_mulQuat, broadcast over leading axes (same term order)."""
     w1, x1, y1, z1 = (a[..., k] for k in range(4))
     w2, x2, y2, z2 = (b[..., k] for k in range(4))
-    return np.stack([
-        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
+    return np.stack(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ],
+        axis=-1,
+    )
 
 
 def _set_state(m: mujoco.MjModel, d: mujoco.MjData, states: Mapping, r: int) -> None:
@@ -140,7 +145,9 @@ def expected_outputs(
 
 
 def forward_with_model_fields(
-    model: mujoco.MjModel, states: Mapping[str, np.ndarray], fields: Mapping[str, np.ndarray],
+    model: mujoco.MjModel,
+    states: Mapping[str, np.ndarray],
+    fields: Mapping[str, np.ndarray],
     row: int,
 ) -> tuple[mujoco.MjModel, mujoco.MjData, np.ndarray]:
     """mj_forward at `row` on a copy of `model` holding that row's values of

@@ -50,8 +50,9 @@ def random_states_unnormalised(m: mujoco.MjModel, n: int, seed: int) -> dict[str
             adr += 3
         if m.jnt_type[j] in (FREE, BALL):
             q = rng.normal(0, 1, (n, 4))
-            qpos[:, adr:adr + 4] = (q * rng.uniform(0.5, 2.0, (n, 1))
-                                    / np.linalg.norm(q, axis=1, keepdims=True))
+            qpos[:, adr : adr + 4] = (
+                q * rng.uniform(0.5, 2.0, (n, 1)) / np.linalg.norm(q, axis=1, keepdims=True)
+            )
     state = {
         "qpos": qpos,
         "qvel": rng.normal(0, 1.5, (n, m.nv)),
