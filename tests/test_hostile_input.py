@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.models import FREE_BODY_XML
 from support.models import HOSTILE_XML as XML
 from support.oracle import forward_rows
 from support.states import random_states
@@ -159,9 +160,7 @@ def test_hostile_calls_work_or_raise_cleanly(rows, qpos, qvel, mpos, mquat, dtyp
 
 
 def test_another_models_arrays_are_rejected():
-    other = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
-    )
+    other = mujoco.MjModel.from_xml_string(FREE_BODY_XML)
     st2 = random_states(other, N)
     out = fresh_outputs(np.float64)
     with pytest.raises(ValueError, match=r"qpos: expected shape \(6, 8\), got \(6, 7\)"):

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.engine_models import build_tree, kinematic_trees
+from support.models import RICH_BODIES
 from support.oracle import forward_with_model_fields
 from support.sensors import pos_vel_sensor_names, stage_columns
 from support.states import random_fields, random_states
@@ -28,7 +29,7 @@ N = 24
 ENGINES = ("exact", "fast")
 # (poses, velocities): exact runs MuJoCo's own functions on the row's values.
 TOL = {"exact": (0.0, 0.0), "fast": (1e-12, 1e-10)}
-BODIES = ["base", "arm1", "arm2", "ball_link", "fixed_child", "target"]
+BODIES = list(RICH_BODIES)
 SITES = ["imu", "arm2_tip", "world_site", "ball_site"]
 
 

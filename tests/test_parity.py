@@ -9,7 +9,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from support.models import RICH_ACC_SENSORS, RICH_XML
+from support.models import RICH_ACC_SENSORS, RICH_BODIES, RICH_XML
 from support.oracle import forward_rows
 from support.sensors import pos_vel_sensor_names, sensor_columns
 from support.states import random_states
@@ -69,7 +69,7 @@ def test_each_sensor_alone(rich_model, rich_states, rich_reference, name):
 
 @pytest.mark.parametrize("num_threads", THREADS)
 def test_body_and_site_outputs_bit_exact(rich_model, rich_states, rich_reference, num_threads):
-    bodies = ["base", "arm1", "arm2", "ball_link", "fixed_child", "target"]
+    bodies = list(RICH_BODIES)
     ids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
     sites = ["imu", "arm2_tip", "world_site", "target_site"]
     sids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
