@@ -5,6 +5,10 @@ of MjData), each bound to a StateCache."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
 import mujoco
 import numpy as np
 import pytest
@@ -54,7 +58,7 @@ class ArrayBackend:
         """The current state arrays (views), keyed like `random_states`."""
         return {name: getattr(self, name) for name in STATE_NAMES}
 
-    def step(self, rows=None, nsub: int = 2) -> None:
+    def step(self, rows: Sequence[int] | None = None, nsub: int = 2) -> None:
         """Random controls, then `nsub` mj_step on `rows` (default all)."""
         rows = range(self.n) if rows is None else rows
         for i in rows:
@@ -64,7 +68,7 @@ class ArrayBackend:
                 mujoco.mj_step(self.model, d)
             self._save(i)
 
-    def reset(self, rows) -> None:
+    def reset(self, rows: Sequence[int]) -> None:
         """Reset rows to a new random state and run mj_forward (backend-side)."""
         for i in rows:
             d = self.datas[i]
@@ -72,7 +76,7 @@ class ArrayBackend:
             mujoco.mj_forward(self.model, d)
             self._save(i)
 
-    def write_state(self, rows) -> None:
+    def write_state(self, rows: Sequence[int]) -> None:
         """Write new qpos/qvel into the arrays without any forward."""
         for i in rows:
             self.qpos[i] += self.rng.normal(scale=0.05, size=self.model.nq)
@@ -95,7 +99,9 @@ class ArrayBackend:
         )
 
 
-def randomize_batch(batch, model: mujoco.MjModel, seed: int, rows=None) -> None:
+def randomize_batch(
+    batch: Any, model: mujoco.MjModel, seed: int, rows: Sequence[int] | None = None
+) -> None:
     """Random states written through a batch's bound state views (mjbatch-uni
     or mujoco.batch: both have `bind(name)`), without a forward."""
     rng = np.random.default_rng(seed)
@@ -108,7 +114,7 @@ def randomize_batch(batch, model: mujoco.MjModel, seed: int, rows=None) -> None:
             view[i] = value
 
 
-def batch_states(batch) -> dict[str, np.ndarray]:
+def batch_states(batch: Any) -> dict[str, np.ndarray]:
     """Copies of a batch's bound state views."""
     return {n: batch.bind(n).copy() for n in STATE_NAMES}
 
@@ -117,17 +123,17 @@ MJBATCH_MISSING = "mjbatch-uni is not installed (pip install mjbatch-uni; needs 
 MUJOCO_BATCH_MISSING = f"mujoco.batch needs MuJoCo >= 4.0 (installed: {mujoco.__version__})"
 
 
-def import_mjbatch():
+def import_mjbatch() -> ModuleType:
     """mjbatch-uni's module, or skip the test."""
     return pytest.importorskip("mjbatch", reason=MJBATCH_MISSING)
 
 
-def import_mujoco_batch():
+def import_mujoco_batch() -> ModuleType:
     """mujoco.batch, or skip the test (MuJoCo < 4.0 has none)."""
     return pytest.importorskip("mujoco.batch", reason=MUJOCO_BATCH_MISSING)
 
 
-def make_mjbatch(model: mujoco.MjModel, n: int, seed: int = 7):
+def make_mjbatch(model: mujoco.MjModel, n: int, seed: int = 7) -> Any:
     """An mjbatch-uni Batch of random states, forwarded, sensordata bound."""
     b = import_mjbatch().Batch(model, n, num_threads=2)
     b.bind("sensordata")
@@ -136,7 +142,7 @@ def make_mjbatch(model: mujoco.MjModel, n: int, seed: int = 7):
     return b
 
 
-def make_mujoco_batch(model: mujoco.MjModel, n: int, seed: int = 2):
+def make_mujoco_batch(model: mujoco.MjModel, n: int, seed: int = 2) -> Any:
     """A mujoco.batch Batch of random states, forwarded."""
     b = import_mujoco_batch().Batch(model, n, nthread=2)
     randomize_batch(b, model, seed)
@@ -156,7 +162,13 @@ def mjdata_list(model: mujoco.MjModel, n: int, seed: int = 4) -> list[mujoco.MjD
     return out
 
 
-def step_mjdata(model, datas, rng, rows=None, nsub=3) -> None:
+def step_mjdata(
+    model: mujoco.MjModel,
+    datas: Sequence[mujoco.MjData],
+    rng: np.random.Generator,
+    rows: Sequence[int] | None = None,
+    nsub: int = 3,
+) -> None:
     """Random controls, then `nsub` mj_step on `rows` (default all) of `datas`."""
     for i in range(len(datas)) if rows is None else rows:
         datas[i].ctrl[:] = rng.uniform(-1, 1, size=model.nu)

@@ -6,6 +6,7 @@ all bindings are tested once across backends (tests/test_backends_common.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 import mujoco
 import numpy as np
@@ -36,7 +37,7 @@ class BoundBackend(ABC):
         """Random controls and `nsub` physics substeps on every env."""
 
     @abstractmethod
-    def reset(self, rows) -> None:
+    def reset(self, rows: Sequence[int]) -> None:
         """Backend-side reset of `rows`: a new state and the backend's own forward."""
 
     @abstractmethod

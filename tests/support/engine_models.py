@@ -186,6 +186,8 @@ def _zoo_sensors() -> str:
 
 
 def zoo_xml() -> str:
+    """The zoo: every covered sensor type on every frame/reference combination,
+    cutoffs, free, ball, hinge and slide joints, mocap bodies."""
     # armature keeps the mass matrix regular (MuJoCo warns otherwise)
     return f"""<mujoco model="zoo">
   <default><joint armature="0.01"/></default>
@@ -347,7 +349,7 @@ _JOINT_TYPES = (
 
 
 @st.composite
-def kinematic_trees(draw):
+def kinematic_trees(draw: st.DrawFn) -> list[dict]:
     """A random tree description for `build_tree`: up to 7 bodies, free,
     hinge, slide and ball joints, random poses, inertial offsets and sites."""
     nbody = draw(st.integers(1, 7))
@@ -385,7 +387,7 @@ def kinematic_trees(draw):
     return bodies
 
 
-def build_tree(bodies) -> mujoco.MjModel:
+def build_tree(bodies: list[dict]) -> mujoco.MjModel:
     """Compile a `kinematic_trees` description, with frame sensors on every
     body and site (sites relative to another body) and subtree COMs."""
     spec = mujoco.MjSpec()

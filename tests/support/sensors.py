@@ -52,9 +52,12 @@ def stage_columns(model: mujoco.MjModel, names: Iterable[str | int], stage: int)
     return sensor_cols(model, [n for n in names if model.sensor(n).needstage[0] == stage])
 
 
-def pos_vel_columns(model: mujoco.MjModel, sensor_ids) -> tuple[np.ndarray, np.ndarray]:
+def pos_vel_columns(
+    model: mujoco.MjModel, sensor_ids: Iterable[int]
+) -> tuple[np.ndarray, np.ndarray]:
     """(columns of every non-velocity-stage sensor, velocity-stage columns) of
     `sensor_ids`."""
+    sensor_ids = list(sensor_ids)
     vel = [i for i in sensor_ids if model.sensor_needstage[i] == VEL]
     pos = [i for i in sensor_ids if model.sensor_needstage[i] != VEL]
     return sensor_cols(model, pos), sensor_cols(model, vel)

@@ -96,7 +96,9 @@ def states_of_datas(datas: Sequence[mujoco.MjData]) -> dict[str, np.ndarray]:
     }
 
 
-def random_fields(model: mujoco.MjModel, names, n: int, seed: int) -> dict[str, np.ndarray]:
+def random_fields(
+    model: mujoco.MjModel, names: Sequence[str], n: int, seed: int
+) -> dict[str, np.ndarray]:
     """Per-row values of the model fields `names`: the template's values with
     random perturbations (unit quaternions and axes stay unit; masses and
     inertias stay positive)."""
