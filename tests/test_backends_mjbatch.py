@@ -7,24 +7,18 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from _cache_models import (
-    ACC_SENSORS,
-    BODIES,
-    Reference,
-    legged_model,
-    random_state,
-    sensor_cols,
-    tracked_sensors,
-)
+from support.backends import MJBATCH_MISSING, batch_states, make_mjbatch, randomize_batch
+from support.checks import ATOL, assert_reads_equal_forward
+from support.models import FREE_BODY_XML
+from support.models import LEGGED_ACC_SENSORS as ACC_SENSORS
+from support.oracle import expected_outputs
+from support.sensors import sensor_cols, tracked_sensors
 
 import mjrefresh
 
-mjbatch = pytest.importorskip(
-    "mjbatch", reason="mjbatch-uni is not installed (pip install mjbatch-uni; needs mujoco 3.11)"
-)
+mjbatch = pytest.importorskip("mjbatch", reason=MJBATCH_MISSING)
 
 N = 6
-ATOL = 1e-12
 # Sensors mjbatch-uni 0.2.5's own refresh gets wrong (stages it does not run,
 # a stale subtree-velocity flag): the drop-in is compared with it elsewhere.
 MJBATCH_WRONG = (
@@ -37,43 +31,9 @@ MJBATCH_WRONG = (
 )
 
 
-@pytest.fixture(scope="module")
-def model() -> mujoco.MjModel:
-    return legged_model()
-
-
-@pytest.fixture(scope="module")
-def refresher(model):
-    r = mjrefresh.Refresher(
-        model, bodies=BODIES, relative_to="base", sensors=tracked_sensors(model), num_threads=2
-    )
-    yield r
-    r.close()
-
-
-def randomize(batch, model, seed: int, rows=None) -> None:
-    """Random states written through the bound state views, then forward."""
-    rng = np.random.default_rng(seed)
-    d = mujoco.MjData(model)
-    qpos, qvel = batch.bind("qpos"), batch.bind("qvel")
-    mpos, mquat = batch.bind("mocap_pos"), batch.bind("mocap_quat")
-    rows = range(batch.num_sims) if rows is None else rows
-    for i in rows:
-        random_state(model, rng, d)
-        qpos[i], qvel[i], mpos[i], mquat[i] = d.qpos, d.qvel, d.mocap_pos, d.mocap_quat
-
-
 @pytest.fixture()
-def batch(model):
-    b = mjbatch.Batch(model, N, num_threads=2)
-    b.bind("sensordata")
-    randomize(b, model, seed=7)
-    b.forward()
-    return b
-
-
-def state(batch) -> tuple:
-    return tuple(batch.bind(n).copy() for n in ("qpos", "qvel", "mocap_pos", "mocap_quat", "time"))
+def batch(legged_model):
+    return make_mjbatch(legged_model, N, seed=7)
 
 
 def step(batch, rng, nstep: int = 3) -> None:
@@ -81,75 +41,25 @@ def step(batch, rng, nstep: int = 3) -> None:
     batch.step(nstep=nstep)
 
 
-def check_cache(cache, batch, model, rows=None) -> None:
-    ref = Reference(model, BODIES, "base")
-    exp = ref.rows(*state(batch), rows=rows)
-    env_ids = None if rows is None else np.asarray(rows)
-    for name, got in (
-        ("body_pos", cache.body_pos_w(env_ids=env_ids)),
-        ("body_quat", cache.body_quat_w(env_ids=env_ids)),
-        ("body_linvel", cache.body_linvel_w(env_ids=env_ids)),
-        ("body_angvel", cache.body_angvel_w(env_ids=env_ids)),
-        ("body_pos_rel", cache.body_pos_b(env_ids=env_ids)),
-        ("body_quat_rel", cache.body_quat_b(env_ids=env_ids)),
-    ):
-        np.testing.assert_allclose(got, exp[name], rtol=0, atol=ATOL, err_msg=name)
-    cols = sensor_cols(model, tracked_sensors(model))
-    cache.refresh_dirty_rows(env_ids)
-    sd = batch.bind("sensordata")
-    got = sd[:, cols] if rows is None else sd[np.asarray(rows)][:, cols]
-    np.testing.assert_allclose(got, exp["sensordata"][:, cols], rtol=0, atol=ATOL)
-
-
 # ------------------------------------------------------------- bind_mjbatch
-def test_bind_mjbatch_reads_equal_mj_forward_after_steps(model, refresher, batch):
-    cache = mjrefresh.bind_mjbatch(batch, refresher)
-    sd = batch.bind("sensordata")
-    # the cache reads the batch's state rows in place and writes its sensordata
-    assert np.shares_memory(cache.storage.sensordata, sd)
-    rng = np.random.default_rng(0)
-    acc = sensor_cols(model, ACC_SENSORS)
-    for _ in range(3):
-        step(batch, rng)
-        solved = sd[:, acc].copy()
-        cache.mark_stepped()
-        cache.reset_stats()
-        check_cache(cache, batch, model)
-        assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == N
-        np.testing.assert_array_equal(sd[:, acc], solved)
-        for name in ACC_SENSORS:  # readable through the cache, never refreshed
-            s = model.sensor(name)
-            np.testing.assert_array_equal(cache.sensor(name), sd[:, s.adr[0] : s.adr[0] + s.dim[0]])
-    assert np.abs(solved).max() > 0
+def test_bind_mjbatch_writes_the_batch_sensordata_in_place(legged_model, legged_refresher, batch):
+    # (reads after steps and partial resets: test_backends_common.py)
+    cache = mjrefresh.bind_mjbatch(batch, legged_refresher)
+    assert np.shares_memory(cache.storage.sensordata, batch.bind("sensordata"))
 
 
-def test_bind_mjbatch_partial_reset_isolation(model, refresher, batch):
-    cache = mjrefresh.bind_mjbatch(batch, refresher)
-    rng = np.random.default_rng(1)
-    step(batch, rng)
-    cache.mark_stepped()
-    cache.refresh_dirty_rows()
-    before = {k: v.copy() for k, v in cache.storage.arrays().items()}
-    reset = np.array([0, 4])
-    batch.reset(reset)  # mj_resetData + mj_forward, sensordata copied out
-    cache.mark_fresh(reset)
-    keep = [1, 2, 3, 5]
-    check_cache(cache, batch, model, rows=reset)
-    for name, arr in cache.storage.arrays().items():
-        np.testing.assert_array_equal(arr[keep], before[name][keep], err_msg=name)
-
-
-def test_bind_mjbatch_sensordata_only_mark_fresh_is_free(model, batch):
-    with mjrefresh.Refresher(model, sensors=tracked_sensors(model), num_threads=2) as r:
+def test_bind_mjbatch_sensordata_only_mark_fresh_is_free(legged_model, batch):
+    with mjrefresh.Refresher(
+        legged_model, sensors=tracked_sensors(legged_model), num_threads=2
+    ) as r:
         cache = mjrefresh.bind_mjbatch(batch, r)
         cache.refresh_dirty_rows()
-        randomize(batch, model, seed=3, rows=[2])
+        randomize_batch(batch, legged_model, seed=3, rows=[2])
         batch.forward(np.array([2]))
         cache.mark_fresh([2])
         cache.reset_stats()
-        ref = Reference(model, ())
-        exp = ref.rows(*state(batch), rows=[2])
-        s = model.sensor("foot_linvel_w")
+        exp = expected_outputs(legged_model, batch_states(batch), rows=[2])
+        s = legged_model.sensor("foot_linvel_w")
         np.testing.assert_allclose(
             cache.sensor("foot_linvel_w", env_ids=[2]),
             exp["sensordata"][:, s.adr[0] : s.adr[0] + 3],
@@ -159,8 +69,8 @@ def test_bind_mjbatch_sensordata_only_mark_fresh_is_free(model, batch):
         assert cache.stats.native_calls == 0
 
 
-def test_bind_mjbatch_frozen_inside_step_callback(model, refresher, batch):
-    cache = mjrefresh.bind_mjbatch(batch, refresher)
+def test_bind_mjbatch_frozen_inside_step_callback(legged_model, legged_refresher, batch):
+    cache = mjrefresh.bind_mjbatch(batch, legged_refresher)
     cache.refresh_dirty_rows()
     cached = cache.body_pos_w().copy()
     seen = []
@@ -178,53 +88,60 @@ def test_bind_mjbatch_frozen_inside_step_callback(model, refresher, batch):
     np.testing.assert_array_equal(cache.dirty, [False, True, False, False, False, False])
     cache.mark_stepped()
     assert cache.num_dirty == N
-    check_cache(cache, batch, model)
+    exp = assert_reads_equal_forward(cache, legged_model, batch_states(batch))
+    cols = sensor_cols(legged_model, tracked_sensors(legged_model))
+    cache.refresh_dirty_rows()
+    np.testing.assert_allclose(
+        batch.bind("sensordata")[:, cols], exp["sensordata"][:, cols], rtol=0, atol=ATOL
+    )
 
 
-def test_bind_mjbatch_float32_sensordata(model):
-    b = mjbatch.Batch(model, 3, num_threads=1)
+def test_bind_mjbatch_float32_sensordata(legged_model):
+    b = mjbatch.Batch(legged_model, 3, num_threads=1)
     sd32 = b.bind("sensordata", np.float32)
-    randomize(b, model, seed=5)
+    randomize_batch(b, legged_model, seed=5)
     b.forward()
-    with mjrefresh.Refresher(model, sensors=tracked_sensors(model), num_threads=1) as r:
+    with mjrefresh.Refresher(
+        legged_model, sensors=tracked_sensors(legged_model), num_threads=1
+    ) as r:
         cache = mjrefresh.bind_mjbatch(b, r)
         assert cache.storage.sensordata.dtype == np.float32
         b.step(nstep=2)
         cache.mark_stepped()
         cache.refresh_dirty_rows()
-        exp = Reference(model, ()).rows(*state(b))
-        cols = sensor_cols(model, tracked_sensors(model))
+        exp = expected_outputs(legged_model, batch_states(b))
+        cols = sensor_cols(legged_model, tracked_sensors(legged_model))
         np.testing.assert_allclose(sd32[:, cols], exp["sensordata"][:, cols], rtol=1e-5, atol=1e-5)
 
 
-def test_bind_mjbatch_errors(model, refresher, batch):
+def test_bind_mjbatch_errors(legged_model, legged_refresher, batch):
     with pytest.raises(TypeError, match="batch: expected mjbatch.Batch, got list"):
-        mjrefresh.bind_mjbatch([], refresher)
+        mjrefresh.bind_mjbatch([], legged_refresher)
     with pytest.raises(TypeError, match="refresher: expected mjrefresh.Refresher, got NoneType"):
         mjrefresh.bind_mjbatch(batch, None)
-    other = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
-    )
+    other = mujoco.MjModel.from_xml_string(FREE_BODY_XML)
     with mjrefresh.Refresher(other, bodies=[1], num_threads=1) as r:
         with pytest.raises(
             ValueError,
             match=r"batch: its model does not match the refresher's model \(expected nq=7, got nq=13\)",  # noqa: E501
         ):
             mjrefresh.bind_mjbatch(batch, r)
-    b = mjbatch.Batch(model, 2, num_threads=1)
+    b = mjbatch.Batch(legged_model, 2, num_threads=1)
     b.bind("qpos", np.float32)
     with pytest.raises(ValueError, match="batch: cannot bind qpos as the native float64 view"):
-        mjrefresh.bind_mjbatch(b, refresher)
+        mjrefresh.bind_mjbatch(b, legged_refresher)
 
 
 # ---------------------------------------------------------------- drop-in
-def test_drop_in_equals_mj_forward_and_mjbatch_where_it_is_right(model, batch):
+def test_drop_in_equals_mj_forward_and_mjbatch_where_it_is_right(legged_model, batch):
     rng = np.random.default_rng(11)
     sd = batch.bind("sensordata")
-    full = (0, model.nsensordata)
-    acc = sensor_cols(model, ACC_SENSORS)
-    tracked = sensor_cols(model, tracked_sensors(model))
-    right = sensor_cols(model, [s for s in tracked_sensors(model) if s not in MJBATCH_WRONG])
+    full = (0, legged_model.nsensordata)
+    acc = sensor_cols(legged_model, ACC_SENSORS)
+    tracked = sensor_cols(legged_model, tracked_sensors(legged_model))
+    right = sensor_cols(
+        legged_model, [s for s in tracked_sensors(legged_model) if s not in MJBATCH_WRONG]
+    )
     with mjrefresh.MjbatchSensorRefresher(batch, num_threads=2) as drop_in:
         for _ in range(3):
             step(batch, rng)
@@ -233,34 +150,34 @@ def test_drop_in_equals_mj_forward_and_mjbatch_where_it_is_right(model, batch):
             theirs = sd.copy()
             sd[:] = after_step
             drop_in.refresh_sensor_ranges(None, full)
-            exp = Reference(model, ()).rows(*state(batch))["sensordata"]
+            exp = expected_outputs(legged_model, batch_states(batch))["sensordata"]
             np.testing.assert_allclose(sd[:, tracked], exp[:, tracked], rtol=0, atol=ATOL)
             np.testing.assert_array_equal(sd[:, acc], after_step[:, acc])  # untouched
             np.testing.assert_allclose(sd[:, right], theirs[:, right], rtol=0, atol=ATOL)
             np.testing.assert_allclose(theirs[:, right], exp[:, right], rtol=0, atol=ATOL)
         # what mjbatch-uni gets wrong and the drop-in gets right
-        wrong = sensor_cols(model, MJBATCH_WRONG)
+        wrong = sensor_cols(legged_model, MJBATCH_WRONG)
         assert np.abs(theirs[:, wrong] - exp[:, wrong]).max() > 1e-6
 
 
-def test_drop_in_rows_and_ranges_are_respected(model, batch):
+def test_drop_in_rows_and_ranges_are_respected(legged_model, batch):
     rng = np.random.default_rng(12)
     sd = batch.bind("sensordata")
     step(batch, rng)
     after_step = sd.copy()
-    foot = model.sensor("foot_pos_w")
-    gyro = model.sensor("imu_gyro")
+    foot = legged_model.sensor("foot_pos_w")
+    gyro = legged_model.sensor("imu_gyro")
     ranges = [foot.adr[0], foot.adr[0] + 3, gyro.adr[0], gyro.adr[0] + 3]
     mask = np.array([True, False, True, False, False, True])
     with mjrefresh.MjbatchSensorRefresher(batch, num_threads=1) as drop_in:
         drop_in.refresh_sensor_ranges(mask, ranges)
-        exp = Reference(model, ()).rows(*state(batch))["sensordata"]
+        exp = expected_outputs(legged_model, batch_states(batch))["sensordata"]
         cols = np.r_[foot.adr[0] : foot.adr[0] + 3, gyro.adr[0] : gyro.adr[0] + 3]
         rows = np.flatnonzero(mask)
         np.testing.assert_allclose(
             sd[np.ix_(rows, cols)], exp[np.ix_(rows, cols)], rtol=0, atol=ATOL
         )
-        others = np.setdiff1d(np.arange(model.nsensordata), cols)
+        others = np.setdiff1d(np.arange(legged_model.nsensordata), cols)
         np.testing.assert_array_equal(sd[:, others], after_step[:, others])
         np.testing.assert_array_equal(sd[~mask], after_step[~mask])
         # int ids (int32 too), one range, a range of only acceleration sensors (no-op)
@@ -269,14 +186,14 @@ def test_drop_in_rows_and_ranges_are_respected(model, batch):
         np.testing.assert_allclose(
             sd[[1, 3, 4]][:, cols[:3]], exp[[1, 3, 4]][:, cols[:3]], rtol=0, atol=ATOL
         )
-        touch = model.sensor("foot_touch")
+        touch = legged_model.sensor("foot_touch")
         before = sd.copy()
         drop_in.refresh_sensor_ranges(None, (touch.adr[0], touch.adr[0] + 1))
         np.testing.assert_array_equal(sd, before)
         drop_in.refresh_sensor_ranges(np.array([], dtype=np.int64), ranges)
 
 
-def test_drop_in_errors(model, batch):
+def test_drop_in_errors(legged_model, batch):
     with mjrefresh.MjbatchSensorRefresher(batch, num_threads=1) as drop_in:
         with pytest.raises(
             ValueError,

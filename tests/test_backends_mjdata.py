@@ -8,35 +8,28 @@ import sys
 import mujoco
 import numpy as np
 import pytest
-from _cache_models import (
-    ACC_SENSORS,
-    Reference,
-    legged_model,
-    random_state,
-    sensor_cols,
-    tracked_sensors,
-)
+from support.backends import mjdata_list, step_mjdata
+from support.checks import ATOL
+from support.models import FREE_BODY_XML
+from support.models import LEGGED_ACC_SENSORS as ACC_SENSORS
+from support.oracle import expected_outputs
+from support.sensors import sensor_cols, tracked_sensors
+from support.states import states_of_datas
 
 import mjrefresh
 
 N = 5
-ATOL = 1e-12
 SELECTED = ("shin", "foot")
 
 
 @pytest.fixture(scope="module")
-def model() -> mujoco.MjModel:
-    return legged_model()
-
-
-@pytest.fixture(scope="module")
-def refresher(model):
+def refresher(legged_model):
     r = mjrefresh.Refresher(
-        model,
+        legged_model,
         bodies=SELECTED,
         relative_to="base",
         sites=("imu", "foot"),
-        sensors=tracked_sensors(model),
+        sensors=tracked_sensors(legged_model),
         num_threads=2,
     )
     yield r
@@ -44,43 +37,31 @@ def refresher(model):
 
 
 @pytest.fixture()
-def datas(model):
-    rng = np.random.default_rng(4)
-    out = []
-    for _ in range(N):
-        d = mujoco.MjData(model)
-        random_state(model, rng, d)
-        mujoco.mj_forward(model, d)
-        out.append(d)
-    return out
+def datas(legged_model):
+    return mjdata_list(legged_model, N, seed=4)
 
 
-def step_all(model, datas, rng, rows=None, nsub=3) -> None:
-    for i in range(len(datas)) if rows is None else rows:
-        datas[i].ctrl[:] = rng.uniform(-1, 1, size=model.nu)
-        for _ in range(nsub):
-            mujoco.mj_step(model, datas[i])
-
-
-def test_in_place_refresh_equals_mj_forward(model, refresher, datas):
+def test_in_place_refresh_equals_mj_forward(legged_model, refresher, datas):
     cache = mjrefresh.bind_mjdata_list(refresher, datas)
-    ref = Reference(model, SELECTED, "base", sites=("imu", "foot"))
     rng = np.random.default_rng(0)
-    body_ids = [model.body(b).id for b in SELECTED]
-    site_ids = [model.site(s).id for s in ("imu", "foot")]
-    others = [b for b in range(model.nbody) if b not in body_ids]
-    tracked = sensor_cols(model, tracked_sensors(model))
-    acc = sensor_cols(model, ACC_SENSORS)
+    body_ids = [legged_model.body(b).id for b in SELECTED]
+    site_ids = [legged_model.site(s).id for s in ("imu", "foot")]
+    others = [b for b in range(legged_model.nbody) if b not in body_ids]
+    tracked = sensor_cols(legged_model, tracked_sensors(legged_model))
+    acc = sensor_cols(legged_model, ACC_SENSORS)
     for _ in range(3):
-        step_all(model, datas, rng)
+        step_mjdata(legged_model, datas, rng)
         snap = [
             dict(sd=d.sensordata.copy(), xpos=d.xpos.copy(), qacc=d.qacc.copy(), cvel=d.cvel.copy())
             for d in datas
         ]
         cache.mark_stepped()
         assert cache.refresh_dirty_rows() == N
+        expected = expected_outputs(
+            legged_model, states_of_datas(datas), SELECTED, "base", ("imu", "foot")
+        )
         for i, d in enumerate(datas):
-            exp = ref(d.qpos, d.qvel, d.mocap_pos, d.mocap_quat, d.time)
+            exp = {k: v[i] for k, v in expected.items()}
             np.testing.assert_allclose(
                 d.sensordata[tracked], exp["sensordata"][tracked], rtol=0, atol=ATOL
             )
@@ -103,11 +84,11 @@ def test_in_place_refresh_equals_mj_forward(model, refresher, datas):
     assert np.abs(np.array([d.sensordata[acc] for d in datas])).max() > 0
 
 
-def test_only_the_rows_read_are_touched(model, refresher, datas):
+def test_only_the_rows_read_are_touched(legged_model, refresher, datas):
     cache = mjrefresh.bind_mjdata_list(refresher, datas)
     cache.refresh_dirty_rows()
     rng = np.random.default_rng(1)
-    step_all(model, datas, rng)
+    step_mjdata(legged_model, datas, rng)
     cache.mark_stepped()
     snap = [d.sensordata.copy() for d in datas]
     cache.reset_stats()
@@ -119,35 +100,14 @@ def test_only_the_rows_read_are_touched(model, refresher, datas):
     np.testing.assert_array_equal(cache.dirty, [True, True, True, False, True])
 
 
-def test_partial_reset_isolation(model, refresher, datas):
-    cache = mjrefresh.bind_mjdata_list(refresher, datas)
-    cache.refresh_dirty_rows()
-    before = {k: v.copy() for k, v in cache.storage.arrays().items()}
-    rng = np.random.default_rng(2)
-    random_state(model, rng, datas[2])
-    mujoco.mj_forward(model, datas[2])
-    cache.mark_fresh([2])
-    ref = Reference(model, SELECTED, "base", sites=("imu", "foot"))
-    d = datas[2]
-    exp = ref(d.qpos, d.qvel, d.mocap_pos, d.mocap_quat, d.time)
-    np.testing.assert_allclose(
-        cache.body_angvel_w(env_ids=2), exp["body_angvel"], rtol=0, atol=ATOL
-    )
-    keep = [0, 1, 3, 4]
-    for name, arr in cache.storage.arrays().items():
-        np.testing.assert_array_equal(arr[keep], before[name][keep], err_msg=name)
-
-
-def test_mjdata_list_errors(model, refresher, datas):
+def test_mjdata_list_errors(legged_model, refresher, datas):
     with pytest.raises(TypeError, match="datas: expected a sequence of mujoco.MjData, got MjData"):
         mjrefresh.bind_mjdata_list(refresher, datas[0])
     with pytest.raises(ValueError, match="datas: expected at least one mujoco.MjData"):
         mjrefresh.bind_mjdata_list(refresher, [])
     with pytest.raises(TypeError, match=r"datas\[1\]: expected mujoco.MjData, got int"):
         mjrefresh.bind_mjdata_list(refresher, [datas[0], 3])
-    other = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
-    )
+    other = mujoco.MjModel.from_xml_string(FREE_BODY_XML)
     with pytest.raises(
         ValueError,
         match=r"datas\[1\]: expected an MjData of the refresher's model \(nq=13, nv=11\), got nq=7, nv=6",  # noqa: E501

@@ -5,11 +5,10 @@ each environment's values."""
 
 from __future__ import annotations
 
-import copy
-
 import mujoco
 import numpy as np
 import pytest
+from support.oracle import forward_with_model_fields
 
 import mjrefresh
 from mjrefresh import models
@@ -39,22 +38,26 @@ def perturb(model, arrays: dict, seed: int) -> None:
 
 
 def expected(model, fields: dict, qpos, qvel, bodies):
+    """mj_forward with each row's field values: (body_pos, body_linvel) of `bodies`."""
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
-    pos = np.empty((len(qpos), len(ids), 3))
-    linvel = np.empty_like(pos)
-    for r in range(len(qpos)):
-        m = copy.deepcopy(model)
-        for name, a in fields.items():
-            getattr(m, name)[...] = a[r]
-        d = mujoco.MjData(m)
-        d.qpos[:], d.qvel[:] = qpos[r], qvel[r]
-        mujoco.mj_forward(m, d)
-        pos[r] = d.xpos[ids]
-        for k, b in enumerate(ids):
-            v = np.empty(6)
-            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_XBODY, b, v, 0)
-            linvel[r, k] = v[3:]
+    states = {"qpos": qpos, "qvel": qvel}
+    rows = [forward_with_model_fields(model, states, fields, r) for r in range(len(qpos))]
+    pos = np.array([d.xpos[ids] for _, d, _ in rows])
+    linvel = np.array([vel[ids, 3:] for _, _, vel in rows])
     return pos, linvel
+
+
+def step_and_check(model, batch, cache, fields_now, seed: int) -> None:
+    """One physics step of `batch` (random controls), then the cache's reads
+    equal mj_forward with each env's field values (`fields_now()`)."""
+    rng = np.random.default_rng(seed)
+    batch.bind("ctrl")[:] = rng.normal(scale=0.3, size=(N, model.nu))
+    batch.step()
+    cache.mark_stepped()
+    qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
+    pos, linvel = expected(model, fields_now(), qpos, qvel, tracked(model))
+    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
 
 
 def test_bind_arrays_with_model_fields(model):
@@ -81,15 +84,7 @@ def test_mjbatch_expanded_fields(model):
     perturb(model, {f: batch.expand(f) for f in FIELDS}, seed=3)
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)
     cache = mjrefresh.bind_mjbatch(batch, r)
-    rng = np.random.default_rng(4)
-    batch.bind("ctrl")[:] = rng.normal(scale=0.3, size=(N, model.nu))
-    batch.step()
-    cache.mark_stepped()
-    qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
-    fields = {f: batch.expand(f).copy() for f in FIELDS}
-    pos, linvel = expected(model, fields, qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+    step_and_check(model, batch, cache, lambda: {f: batch.expand(f).copy() for f in FIELDS}, seed=4)
 
 
 def test_mujoco_batch_expanded_fields(model):
@@ -106,12 +101,6 @@ def test_mujoco_batch_expanded_fields(model):
         mjrefresh.bind_mujoco_batch(batch, undeclared)
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)
     cache = mjrefresh.bind_mujoco_batch(batch, r)
-    rng = np.random.default_rng(6)
-    batch.bind("ctrl")[:] = rng.normal(scale=0.3, size=(N, model.nu))
-    batch.step()
-    cache.mark_stepped()
-    qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
-    fields = {f: batch.expanded(f).copy() for f in FIELDS}
-    pos, linvel = expected(model, fields, qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+    step_and_check(
+        model, batch, cache, lambda: {f: batch.expanded(f).copy() for f in FIELDS}, seed=6
+    )

@@ -6,16 +6,11 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from conftest import random_states
+from support.models import BAD_INPUT_XML as XML
+from support.states import random_states
 
 import mjrefresh
 
-XML = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
-    <body name="b" pos=".2 0 0"><joint axis="0 1 0"/><geom size=".05"/></body></body>
-  </worldbody><sensor>
-  <framepos name="fp" objtype="xbody" objname="b"/><gyro name="gyro" site="s"/>
-  <clock name="clock"/><accelerometer name="acc" site="s"/></sensor></mujoco>"""
 SENTINEL = -7.0
 
 

@@ -7,104 +7,29 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from _cache_models import (
-    ACC_SENSORS,
-    BODIES,
-    ArrayBackend,
-    Reference,
-    legged_model,
-    sensor_cols,
-    tracked_sensors,
-)
+from support.backends import ArrayBackend
+from support.checks import ATOL, assert_reads_equal_forward
+from support.models import LEGGED_ACC_SENSORS as ACC_SENSORS
+from support.models import LEGGED_BODIES as BODIES
+from support.oracle import expected_outputs
+from support.sensors import sensor_cols, tracked_sensors
 
 import mjrefresh
 
 N = 6
-ATOL = 1e-12
-
-
-@pytest.fixture(scope="module")
-def model() -> mujoco.MjModel:
-    return legged_model()
-
-
-@pytest.fixture(scope="module")
-def refresher(model):
-    r = mjrefresh.Refresher(
-        model, bodies=BODIES, relative_to="base", sensors=tracked_sensors(model), num_threads=2
-    )
-    yield r
-    r.close()
 
 
 @pytest.fixture()
-def backend(model) -> ArrayBackend:
-    return ArrayBackend(model, N, seed=1)
-
-
-def make_cache(refresher, be: ArrayBackend, **kw) -> mjrefresh.StateCache:
-    return mjrefresh.bind_arrays(
-        refresher,
-        be.qpos,
-        be.qvel,
-        mocap_pos=be.mocap_pos,
-        mocap_quat=be.mocap_quat,
-        sensordata=be.sensordata,
-        backend_outputs=("sensordata",),
-        **kw,
-    )
-
-
-def check_reads(cache, be, ref: Reference, rows=None, atol=ATOL) -> None:
-    """Every read of `rows` equals mj_forward at the backend's current state."""
-    exp = ref.rows(be.qpos, be.qvel, be.mocap_pos, be.mocap_quat, be.time, rows=rows)
-    env_ids = None if rows is None else np.asarray(rows)
-    reads = {
-        "body_pos": cache.body_pos_w(env_ids=env_ids),
-        "body_quat": cache.body_quat_w(env_ids=env_ids),
-        "body_linvel": cache.body_linvel_w(env_ids=env_ids),
-        "body_angvel": cache.body_angvel_w(env_ids=env_ids),
-        "body_pos_rel": cache.body_pos_b(env_ids=env_ids),
-        "body_quat_rel": cache.body_quat_b(env_ids=env_ids),
-    }
-    for name, got in reads.items():
-        np.testing.assert_allclose(got, exp[name], rtol=0, atol=atol, err_msg=name)
-    model = be.model
-    for name in tracked_sensors(model):
-        s = model.sensor(name)
-        cols = slice(int(s.adr[0]), int(s.adr[0] + s.dim[0]))
-        np.testing.assert_allclose(
-            cache.sensor(name, env_ids=env_ids),
-            exp["sensordata"][:, cols],
-            rtol=0,
-            atol=atol,
-            err_msg=name,
-        )
+def backend(legged_model) -> ArrayBackend:
+    return ArrayBackend(legged_model, N, seed=1)
 
 
 # ------------------------------------------------------------- correctness
-def test_reads_equal_mj_forward_after_consecutive_steps(model, refresher, backend):
-    cache = make_cache(refresher, backend)
-    ref = Reference(model, BODIES, "base")
-    check_reads(cache, backend, ref)
-    acc = sensor_cols(model, ACC_SENSORS)
-    for _ in range(4):
-        backend.step(nsub=3)  # random controls, real mj_step substeps
-        stale = backend.sensordata.copy()
-        cache.mark_stepped()
-        check_reads(cache, backend, ref)
-        # acceleration-stage sensors keep the values of the physics solve
-        np.testing.assert_array_equal(backend.sensordata[:, acc], stale[:, acc])
-    # the refresh did change stale pos/vel columns (else the test proves nothing)
-    assert not np.allclose(stale[:, sensor_cols(model, ["foot_linvel_w"])], 0)
-
-
-def test_whole_state_getter_matches_individual_reads(model, refresher, backend):
-    cache = make_cache(refresher, backend)
+def test_whole_state_getter_matches_individual_reads(legged_model, legged_refresher, backend):
+    cache = backend.bind(legged_refresher)
     backend.step()
     cache.mark_stepped()
-    ref = Reference(model, BODIES, "base")
-    exp = ref.rows(backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[1, 4])
+    exp = expected_outputs(legged_model, backend.states(), BODIES, "base", rows=[1, 4])
     out = cache.outputs(env_ids=[1, 4])
     assert isinstance(out, mjrefresh.RefreshOutputs)
     for name in (
@@ -119,9 +44,9 @@ def test_whole_state_getter_matches_individual_reads(model, refresher, backend):
     assert cache.outputs() is cache.storage
 
 
-def test_design_signature_with_sensordata_none(model, refresher, backend):
+def test_design_signature_with_sensordata_none(legged_model, legged_refresher, backend):
     cache = mjrefresh.StateCache(
-        refresher,
+        legged_refresher,
         N,
         qpos=backend.qpos,
         qvel=backend.qvel,
@@ -129,17 +54,17 @@ def test_design_signature_with_sensordata_none(model, refresher, backend):
         mocap_pos=backend.mocap_pos,
         mocap_quat=backend.mocap_quat,
     )
-    assert cache.num_envs == N and cache.refresher is refresher
+    assert cache.num_envs == N and cache.refresher is legged_refresher
     assert not np.shares_memory(cache.storage.sensordata, backend.sensordata)
     assert cache.refresh_dirty_rows() == N
-    check_reads(cache, backend, Reference(model, BODIES, "base"))
+    assert_reads_equal_forward(cache, legged_model, backend.states())
     assert "StateCache N=6, 0 dirty" in repr(cache)
 
 
-def test_body_subset_by_name_and_id(model, refresher, backend):
-    cache = make_cache(refresher, backend)
+def test_body_subset_by_name_and_id(legged_model, legged_refresher, backend):
+    cache = backend.bind(legged_refresher)
     all_pos = cache.body_pos_w().copy()
-    foot = model.body("foot").id
+    foot = legged_model.body("foot").id
     np.testing.assert_array_equal(cache.body_pos_w("foot"), all_pos[:, 3])
     np.testing.assert_array_equal(cache.body_pos_w(foot), all_pos[:, 3])
     np.testing.assert_array_equal(cache.body_pos_w(["tail", "base"]), all_pos[:, [4, 0]])
@@ -148,8 +73,8 @@ def test_body_subset_by_name_and_id(model, refresher, backend):
 
 
 # ------------------------------------------------ on-demand and repeated reads
-def test_first_read_refreshes_exactly_the_dirty_rows_second_none(refresher, backend):
-    cache = make_cache(refresher, backend)
+def test_first_read_refreshes_exactly_the_dirty_rows_second_none(legged_refresher, backend):
+    cache = backend.bind(legged_refresher)
     cache.refresh_dirty_rows()
     backend.step(rows=[0, 2, 3])
     cache.mark_stepped([0, 2, 3])
@@ -176,18 +101,17 @@ def test_first_read_refreshes_exactly_the_dirty_rows_second_none(refresher, back
     }
 
 
-def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(model, refresher, backend):
-    cache = make_cache(refresher, backend)
+def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(
+    legged_model, legged_refresher, backend
+):
+    cache = backend.bind(legged_refresher)
     cache.refresh_dirty_rows()
     backend.step()
     cache.mark_stepped()
     cache.reset_stats()
-    ref = Reference(model, BODIES, "base")
     got = cache.body_pos_w(env_ids=[4, 1, 4])
     assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == 2
-    exp = ref.rows(
-        backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[4, 1, 4]
-    )
+    exp = expected_outputs(legged_model, backend.states(), BODIES, "base", rows=[4, 1, 4])
     np.testing.assert_allclose(got, exp["body_pos"], rtol=0, atol=ATOL)
     np.testing.assert_array_equal(cache.dirty, [True, False, True, True, False, True])
     # bool mask and slice forms select rows the same way
@@ -200,60 +124,31 @@ def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(model, refres
     assert cache.refresh_dirty_rows() == 1
     assert cache.refresh_dirty_rows() == 0
     assert cache.num_dirty == 0
-    check_reads(cache, backend, ref)
+    assert_reads_equal_forward(cache, legged_model, backend.states())
 
 
-def test_mark_dirty_after_state_write(model, refresher, backend):
-    cache = make_cache(refresher, backend)
+def test_mark_dirty_after_state_write(legged_model, legged_refresher, backend):
+    cache = backend.bind(legged_refresher)
     cache.refresh_dirty_rows()
     backend.write_state([2])
     cache.mark_dirty([2])
     cache.reset_stats()
-    check_reads(cache, backend, Reference(model, BODIES, "base"))
+    assert_reads_equal_forward(cache, legged_model, backend.states())
     assert cache.stats.rows_refreshed == 1
 
 
-# ------------------------------------------------------- partial reset
-def test_partial_reset_isolation_with_cache_owned_outputs(model, refresher, backend):
-    cache = make_cache(refresher, backend)
-    ref = Reference(model, BODIES, "base")
-    before = {k: v.copy() for k, v in cache.outputs().arrays().items()}
-    reset = [1, 3]
-    backend.reset(reset)  # backend runs mj_forward itself
-    cache.mark_fresh(reset)
-    # body outputs belong to the cache: the reset rows still need a refresh
-    np.testing.assert_array_equal(cache.dirty, [False, True, False, True, False, False])
-    after = cache.outputs().arrays()
-    keep = [0, 2, 4, 5]
-    for name, arr in after.items():
-        np.testing.assert_array_equal(arr[keep], before[name][keep], err_msg=name)
-    check_reads(cache, backend, ref, rows=reset)
-    assert not np.allclose(after["body_pos"][reset], before["body_pos"][reset])
-
-
-def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(model, backend):
-    sensors = tracked_sensors(model)
-    with mjrefresh.Refresher(model, sensors=sensors, num_threads=2) as r:
-        cache = mjrefresh.bind_arrays(
-            r,
-            backend.qpos,
-            backend.qvel,
-            mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat,
-            sensordata=backend.sensordata,
-            backend_outputs=("sensordata",),
-        )
+def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(legged_model, backend):
+    sensors = tracked_sensors(legged_model)
+    with mjrefresh.Refresher(legged_model, sensors=sensors, num_threads=2) as r:
+        cache = backend.bind(r)
         cache.refresh_dirty_rows()
         other = backend.sensordata[[0, 2, 3, 5]].copy()
         backend.reset([1, 4])  # writes its forward's sensordata for those rows
         cache.mark_fresh([1, 4])
         cache.reset_stats()
-        ref = Reference(model, ())
-        exp = ref.rows(
-            backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat, rows=[1, 4]
-        )
+        exp = expected_outputs(legged_model, backend.states(), rows=[1, 4])
         for name in sensors:
-            s = model.sensor(name)
+            s = legged_model.sensor(name)
             cols = slice(int(s.adr[0]), int(s.adr[0] + s.dim[0]))
             np.testing.assert_allclose(
                 cache.sensor(name, env_ids=[1, 4]), exp["sensordata"][:, cols], rtol=0, atol=ATOL
@@ -263,9 +158,8 @@ def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(model, back
 
 
 # ------------------------------------------------------ freshness boundaries
-def test_frozen_window(model, refresher, backend):
-    cache = make_cache(refresher, backend)
-    ref = Reference(model, BODIES, "base")
+def test_frozen_window(legged_model, legged_refresher, backend):
+    cache = backend.bind(legged_refresher)
     cached = cache.body_pos_w().copy()
     cache.reset_stats()
     with cache.frozen():
@@ -284,12 +178,12 @@ def test_frozen_window(model, refresher, backend):
     backend.step()  # the step that ends the window
     cache.mark_stepped()
     assert cache.num_dirty == N
-    check_reads(cache, backend, ref)
+    assert_reads_equal_forward(cache, legged_model, backend.states())
     assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == N
 
 
-def test_frozen_survives_exceptions_and_explicit_refresh_runs(refresher, backend):
-    cache = make_cache(refresher, backend)
+def test_frozen_survives_exceptions_and_explicit_refresh_runs(legged_refresher, backend):
+    cache = backend.bind(legged_refresher)
     with pytest.raises(RuntimeError, match="boom"):
         with cache.frozen():
             raise RuntimeError("boom")
@@ -299,9 +193,11 @@ def test_frozen_survives_exceptions_and_explicit_refresh_runs(refresher, backend
 
 
 # ------------------------------------------------ acceleration-stage sensors
-def test_acceleration_sensors_survive_any_number_of_refreshes(model, refresher, backend):
-    cache = make_cache(refresher, backend)
-    acc = sensor_cols(model, ACC_SENSORS)
+def test_acceleration_sensors_survive_any_number_of_refreshes(
+    legged_model, legged_refresher, backend
+):
+    cache = backend.bind(legged_refresher)
+    acc = sensor_cols(legged_model, ACC_SENSORS)
     backend.step(nsub=4)
     solved = backend.sensordata[:, acc].copy()
     assert np.abs(solved).max() > 0
@@ -312,128 +208,116 @@ def test_acceleration_sensors_survive_any_number_of_refreshes(model, refresher, 
         cache.sensor("foot_linvel_w", env_ids=[0, 3])
     np.testing.assert_array_equal(backend.sensordata[:, acc], solved)
     for name in ACC_SENSORS:
-        s = model.sensor(name)
+        s = legged_model.sensor(name)
         np.testing.assert_array_equal(
             cache.sensor(name), backend.sensordata[:, s.adr[0] : s.adr[0] + s.dim[0]]
         )
 
 
-def test_acceleration_sensor_from_cache_owned_sensordata_is_rejected(model, refresher, backend):
+def test_acceleration_sensor_from_cache_owned_sensordata_is_rejected(
+    legged_model, legged_refresher, backend
+):
     cache = mjrefresh.bind_arrays(
-        refresher,
-        backend.qpos,
-        backend.qvel,
-        mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat,
+        legged_refresher,
+        **backend.inputs(),
     )
     with pytest.raises(ValueError, match="'foot_touch' is an acceleration-stage sensor"):
         cache.sensor("foot_touch")
 
 
 # ---------------------------------------------------------- output storage
-def test_float32_outputs(model, refresher, backend):
-    cache = make_cache(refresher, backend, dtype=np.float32)
+def test_float32_outputs(legged_model, legged_refresher, backend):
+    cache = backend.bind(legged_refresher, dtype=np.float32)
     assert cache.body_pos_w().dtype == np.float32
-    ref = Reference(model, BODIES, "base")
-    exp = ref.rows(backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat)
+    exp = expected_outputs(legged_model, backend.states(), BODIES, "base")
     np.testing.assert_allclose(cache.body_linvel_w(), exp["body_linvel"], rtol=1e-6, atol=1e-5)
 
 
-def test_torch_cpu_tensor_outputs(model, refresher, backend):
+def test_torch_cpu_tensor_outputs(legged_model, legged_refresher, backend):
     torch = pytest.importorskip("torch", reason="torch is not installed (optional: DLPack outputs)")
     b = len(BODIES)
     pos = torch.zeros((N, b, 3), dtype=torch.float32)
-    sens = torch.zeros((N, model.nsensordata), dtype=torch.float64)
+    sens = torch.zeros((N, legged_model.nsensordata), dtype=torch.float64)
     cache = mjrefresh.bind_arrays(
-        refresher,
-        backend.qpos,
-        backend.qvel,
-        mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat,
+        legged_refresher,
+        **backend.inputs(),
         body_pos=pos,
         sensordata=sens,
     )
     backend.step()
     cache.mark_stepped()
-    ref = Reference(model, BODIES, "base")
-    exp = ref.rows(backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat)
+    exp = expected_outputs(legged_model, backend.states(), BODIES, "base")
     cache.refresh_dirty_rows()
     np.testing.assert_allclose(pos.numpy(), exp["body_pos"], rtol=1e-6, atol=1e-6)
-    cols = sensor_cols(model, tracked_sensors(model))
+    cols = sensor_cols(legged_model, tracked_sensors(legged_model))
     np.testing.assert_allclose(sens.numpy()[:, cols], exp["sensordata"][:, cols], rtol=0, atol=ATOL)
     # a read returns a view of the tensor's memory
     got = cache.body_pos_w()
     assert np.shares_memory(got, pos.numpy())
 
 
-def test_buffer_protocol_outputs(model, refresher, backend):
+def test_buffer_protocol_outputs(legged_model, legged_refresher, backend):
     b = len(BODIES)
     raw = bytearray(N * b * 3 * 4)
     buf = memoryview(raw).cast("B").cast("f", (N, b, 3))
     cache = mjrefresh.bind_arrays(
-        refresher,
-        backend.qpos,
-        backend.qvel,
-        mocap_pos=backend.mocap_pos,
-        mocap_quat=backend.mocap_quat,
+        legged_refresher,
+        **backend.inputs(),
         body_angvel=buf,
     )
     cache.refresh_dirty_rows()
-    exp = Reference(model, BODIES, "base").rows(
-        backend.qpos, backend.qvel, backend.mocap_pos, backend.mocap_quat
-    )
+    exp = expected_outputs(legged_model, backend.states(), BODIES, "base")
     written = np.frombuffer(raw, dtype=np.float32).reshape(N, b, 3)
     np.testing.assert_allclose(written, exp["body_angvel"], rtol=1e-6, atol=1e-5)
     with pytest.raises(
         ValueError, match="body_pos: expected a writable buffer, got a read-only bytes"
     ):
         mjrefresh.bind_arrays(
-            refresher,
-            backend.qpos,
-            backend.qvel,
-            mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat,
+            legged_refresher,
+            **backend.inputs(),
             body_pos=bytes(N * b * 3 * 8),
         )
 
 
 # --------------------------------------------------------------- errors
-def test_errors_name_the_argument(model, refresher, backend):
+def test_errors_name_the_argument(legged_model, legged_refresher, backend):
     be = backend
     kw = dict(mocap_pos=be.mocap_pos, mocap_quat=be.mocap_quat)
     with pytest.raises(TypeError, match="refresher: expected mjrefresh.Refresher, got str"):
         mjrefresh.StateCache("r", N, qpos=be.qpos, qvel=be.qvel)
     with pytest.raises(ValueError, match="num_envs: expected an int >= 1, got 0"):
-        mjrefresh.StateCache(refresher, 0, qpos=be.qpos, qvel=be.qvel, **kw)
+        mjrefresh.StateCache(legged_refresher, 0, qpos=be.qpos, qvel=be.qvel, **kw)
     with pytest.raises(ValueError, match=r"qpos: expected shape \(7, 13\), got \(6, 13\)"):
-        mjrefresh.StateCache(refresher, 7, qpos=be.qpos, qvel=be.qvel, **kw)
+        mjrefresh.StateCache(legged_refresher, 7, qpos=be.qpos, qvel=be.qvel, **kw)
     with pytest.raises(ValueError, match=r"qvel: expected shape \(6, 11\), got \(6, 10\)"):
-        mjrefresh.bind_arrays(refresher, be.qpos, be.qvel[:, :10], **kw)
+        mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel[:, :10], **kw)
     with pytest.raises(TypeError, match="qpos: expected a numpy array"):
-        mjrefresh.bind_arrays(refresher, [[0.0]], be.qvel, **kw)
+        mjrefresh.bind_arrays(legged_refresher, [[0.0]], be.qvel, **kw)
     with pytest.raises(
         ValueError,
         match=r"mocap_pos: the model has 1 mocap bodies; expected an array of shape \(6, 1, 3\), got None",  # noqa: E501
     ):
-        mjrefresh.bind_arrays(refresher, be.qpos, be.qvel)
+        mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel)
     with pytest.raises(TypeError, match="qpos: expected dtype float64, got float32"):
-        mjrefresh.bind_arrays(refresher, be.qpos.astype(np.float32), be.qvel, **kw)
+        mjrefresh.bind_arrays(legged_refresher, be.qpos.astype(np.float32), be.qvel, **kw)
     with pytest.raises(ValueError, match="sensordata: expected shape"):
-        mjrefresh.bind_arrays(refresher, be.qpos, be.qvel, sensordata=np.zeros((N, 3)), **kw)
+        mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel, sensordata=np.zeros((N, 3)), **kw)
     buf = np.zeros((N, 40))
     with pytest.raises(ValueError, match="out.body_pos: overlaps the input qpos in memory"):
         mjrefresh.bind_arrays(
-            refresher, buf[:, :13], be.qvel, body_pos=buf[:, 10:25].reshape(N, 5, 3), **kw
+            legged_refresher, buf[:, :13], be.qvel, body_pos=buf[:, 10:25].reshape(N, 5, 3), **kw
         )
     with pytest.raises(ValueError, match="body_foo: unknown output"):
-        mjrefresh.bind_arrays(refresher, be.qpos, be.qvel, body_foo=np.zeros(3), **kw)
+        mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel, body_foo=np.zeros(3), **kw)
     with pytest.raises(
         ValueError,
         match=r"backend_outputs: 'sensordata' is not one of the supplied output arrays \(\)",
     ):
-        mjrefresh.bind_arrays(refresher, be.qpos, be.qvel, backend_outputs=("sensordata",), **kw)
+        mjrefresh.bind_arrays(
+            legged_refresher, be.qpos, be.qvel, backend_outputs=("sensordata",), **kw
+        )
 
-    cache = make_cache(refresher, be)
+    cache = be.bind(legged_refresher)
     with pytest.raises(ValueError, match=r"env_ids: expected row ids in \[0, 6\), got 6"):
         cache.body_pos_w(env_ids=[0, 6])
     with pytest.raises(ValueError, match=r"env_ids: expected a row id in \[0, 6\), got -1"):
@@ -462,14 +346,11 @@ def test_errors_name_the_argument(model, refresher, backend):
     assert cache.num_dirty == N and cache.stats.native_calls == 0
 
 
-def test_reads_of_unselected_outputs_say_what_to_select(model, backend):
-    with mjrefresh.Refresher(model, sensors=["knee_pos"], num_threads=1) as r:
+def test_reads_of_unselected_outputs_say_what_to_select(legged_model, backend):
+    with mjrefresh.Refresher(legged_model, sensors=["knee_pos"], num_threads=1) as r:
         cache = mjrefresh.bind_arrays(
             r,
-            backend.qpos,
-            backend.qvel,
-            mocap_pos=backend.mocap_pos,
-            mocap_quat=backend.mocap_quat,
+            **backend.inputs(),
         )
         with pytest.raises(
             ValueError, match=r"body_pos_w: the refresher selects no bodies \(pass bodies="
@@ -509,21 +390,20 @@ def test_clock_sensor_needs_time():
             mjrefresh.bind_arrays(r, q, v, time=t[:2])
 
 
-def test_row_views_with_strides_are_read_in_place(model, refresher):
+def test_row_views_with_strides_are_read_in_place(legged_model, legged_refresher):
     """State rows interleaved in one buffer (like a backend's state rows)."""
-    be = ArrayBackend(model, N, seed=3)
+    be = ArrayBackend(legged_model, N, seed=3)
     state = np.zeros((N, 64))
-    qpos = state[:, 0 : model.nq]
-    qvel = state[:, 20 : 20 + model.nv]
+    qpos = state[:, 0 : legged_model.nq]
+    qvel = state[:, 20 : 20 + legged_model.nv]
     qpos[:] = be.qpos
     qvel[:] = be.qvel
     cache = mjrefresh.bind_arrays(
-        refresher, qpos, qvel, mocap_pos=be.mocap_pos, mocap_quat=be.mocap_quat
+        legged_refresher, qpos, qvel, mocap_pos=be.mocap_pos, mocap_quat=be.mocap_quat
     )
-    ref = Reference(model, BODIES, "base")
     be.step()
     qpos[:] = be.qpos
     qvel[:] = be.qvel
     cache.mark_stepped()
-    exp = ref.rows(be.qpos, be.qvel, be.mocap_pos, be.mocap_quat)
+    exp = expected_outputs(legged_model, be.states(), BODIES, "base")
     np.testing.assert_allclose(cache.body_angvel_w(), exp["body_angvel"], rtol=0, atol=ATOL)

@@ -11,27 +11,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from support.models import TENDON_VEL_XML as XML
+from support.oracle import forward_rows
 
 import mjrefresh
-
-XML = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s0"/>
-    <body name="b" pos=".2 0 0"><joint name="j" axis="0 1 0"/><geom size=".05"/>
-      <site name="s1" pos=".1 0 0"/></body></body></worldbody>
-  <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
-  <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/>
-  </sensor>
-</mujoco>"""
-
-
-def forward_rows(m, qpos, qvel) -> np.ndarray:
-    d = mujoco.MjData(m)
-    out = []
-    for q, v in zip(qpos, qvel, strict=True):
-        d.qpos[:], d.qvel[:] = q, v
-        mujoco.mj_forward(m, d)
-        out.append(d.sensordata.copy())
-    return np.array(out)
 
 
 def test_failing_rows_stay_dirty_and_the_others_are_fresh(failing_passive_installed):
@@ -52,7 +35,7 @@ def test_failing_rows_stay_dirty_and_the_others_are_fresh(failing_passive_instal
         assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == n - 2
         good = [0, 1, 3, 4, 6, 7]
         np.testing.assert_array_equal(cache.storage.body_pos[bad], 0)  # untouched
-        exp = forward_rows(m, qpos[good], qvel[good])
+        exp = forward_rows(m, {"qpos": qpos, "qvel": qvel}, rows=good).sensordata
         np.testing.assert_allclose(cache.storage.sensordata[good], exp, rtol=0, atol=1e-12)
         # a read of fresh rows only needs no refresh and does not raise
         cache.body_pos_w(env_ids=good)
@@ -61,5 +44,5 @@ def test_failing_rows_stay_dirty_and_the_others_are_fresh(failing_passive_instal
         qpos[bad, 0] = 0.1
         cache.sensor("tv", env_ids=bad)
         assert cache.num_dirty == 0
-        exp = forward_rows(m, qpos[bad], qvel[bad])
+        exp = forward_rows(m, {"qpos": qpos, "qvel": qvel}, rows=bad).sensordata
         np.testing.assert_allclose(cache.storage.sensordata[bad], exp, rtol=0, atol=1e-12)

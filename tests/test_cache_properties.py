@@ -5,15 +5,18 @@ dirty rows the read returns."""
 from __future__ import annotations
 
 import numpy as np
-from _cache_models import BODIES, ArrayBackend, Reference, legged_model, tracked_sensors
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.backends import ArrayBackend
+from support.models import LEGGED_BODIES as BODIES
+from support.models import legged_model
+from support.oracle import expected_outputs
+from support.sensors import tracked_sensors
 
 import mjrefresh
 
 N = 4
 MODEL = legged_model()
-REF = Reference(MODEL, BODIES, "base")
 
 rows_st = st.lists(st.integers(0, N - 1), min_size=1, max_size=N, unique=True).map(sorted)
 op_st = st.one_of(
@@ -32,15 +35,7 @@ def test_reads_always_current(ops, seed):
     with mjrefresh.Refresher(
         MODEL, bodies=BODIES, relative_to="base", sensors=tracked_sensors(MODEL), num_threads=2
     ) as r:
-        cache = mjrefresh.bind_arrays(
-            r,
-            be.qpos,
-            be.qvel,
-            mocap_pos=be.mocap_pos,
-            mocap_quat=be.mocap_quat,
-            sensordata=be.sensordata,
-            backend_outputs=("sensordata",),
-        )
+        cache = be.bind(r)
         for op, arg in ops:
             if op == "step":
                 be.step(rows=arg, nsub=1)
@@ -68,7 +63,7 @@ def test_reads_always_current(ops, seed):
                 assert cache.stats.rows_refreshed == expect_rows
                 assert cache.stats.native_calls == (1 if expect_rows else 0)
                 if rows:
-                    exp = REF.rows(be.qpos, be.qvel, be.mocap_pos, be.mocap_quat, rows=rows)
+                    exp = expected_outputs(MODEL, be.states(), BODIES, "base", rows=rows)
                     np.testing.assert_allclose(got, exp["body_linvel"], rtol=0, atol=1e-12)
                     np.testing.assert_allclose(
                         cache.body_pos_b(env_ids=rows), exp["body_pos_rel"], rtol=0, atol=1e-12
@@ -76,7 +71,7 @@ def test_reads_always_current(ops, seed):
                 untouched = [i for i in range(N) if i not in rows]
                 np.testing.assert_array_equal(cache.dirty[untouched], dirty_before[untouched])
         # finally everything is current
-        exp = REF.rows(be.qpos, be.qvel, be.mocap_pos, be.mocap_quat)
+        exp = expected_outputs(MODEL, be.states(), BODIES, "base")
         np.testing.assert_allclose(cache.body_quat_w(), exp["body_quat"], rtol=0, atol=1e-12)
         cols = np.concatenate([np.arange(a, b) for a, b in r.plan.column_ranges])
         np.testing.assert_allclose(

@@ -8,23 +8,20 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from conftest import Reference, random_states
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.models import FREE_BODY_XML
+from support.models import HOSTILE_XML as XML
+from support.oracle import forward_rows
+from support.states import random_states
 
 import mjrefresh
 
-XML = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
-    <body name="b" pos=".2 0 0"><joint axis="0 1 0"/><geom size=".05"/></body></body>
-  <body name="mc" mocap="true"><geom size=".1" contype="0" conaffinity="0"/></body>
-  </worldbody><sensor><framepos objtype="xbody" objname="b"/><gyro site="s"/>
-  <framepos objtype="xbody" objname="mc"/></sensor></mujoco>"""
 N = 6
 SENTINEL = 123.25
 MODEL = mujoco.MjModel.from_xml_string(XML)
 STATES = random_states(MODEL, N, seed=2)
-REF = Reference(MODEL, STATES)
+REF = forward_rows(MODEL, STATES)
 R = mjrefresh.Refresher(
     MODEL, bodies=["b", "mc"], sites=["s"], sensor_ranges=[(0, MODEL.nsensordata)], num_threads=3
 )
@@ -163,9 +160,7 @@ def test_hostile_calls_work_or_raise_cleanly(rows, qpos, qvel, mpos, mquat, dtyp
 
 
 def test_another_models_arrays_are_rejected():
-    other = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
-    )
+    other = mujoco.MjModel.from_xml_string(FREE_BODY_XML)
     st2 = random_states(other, N)
     out = fresh_outputs(np.float64)
     with pytest.raises(ValueError, match=r"qpos: expected shape \(6, 8\), got \(6, 7\)"):

@@ -8,17 +8,18 @@ holding the template's values give the template refresh bit for bit on both.
 
 from __future__ import annotations
 
-import copy
-
 import warnings
 
 import mujoco
 import numpy as np
 import pytest
-from conftest import pos_vel_sensor_names, random_states
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fast_engine import build_tree, kinematic_trees
+from support.engine_models import build_tree, kinematic_trees
+from support.models import RICH_BODIES
+from support.oracle import forward_with_model_fields
+from support.sensors import pos_vel_sensor_names, stage_columns
+from support.states import random_fields, random_states
 
 import mjrefresh
 from mjrefresh.models import quadruped, tracking_layout
@@ -28,55 +29,8 @@ N = 24
 ENGINES = ("exact", "fast")
 # (poses, velocities): exact runs MuJoCo's own functions on the row's values.
 TOL = {"exact": (0.0, 0.0), "fast": (1e-12, 1e-10)}
-BODIES = ["base", "arm1", "arm2", "ball_link", "fixed_child", "target"]
+BODIES = list(RICH_BODIES)
 SITES = ["imu", "arm2_tip", "world_site", "ball_site"]
-
-
-def random_fields(model: mujoco.MjModel, names, n: int, seed: int) -> dict[str, np.ndarray]:
-    """Template values with random per-row perturbations (unit quaternions and
-    axes stay unit; masses and inertias stay positive)."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name in names:
-        base = np.array(getattr(model, name), dtype=np.float64)
-        vals = np.repeat(base[None], n, axis=0)
-        if name.endswith("quat"):
-            vals = vals + rng.normal(scale=0.2, size=vals.shape)
-            vals /= np.linalg.norm(vals, axis=-1, keepdims=True)
-        elif name == "jnt_axis":
-            vals = vals + rng.normal(scale=0.3, size=vals.shape)
-            vals /= np.linalg.norm(vals, axis=-1, keepdims=True)
-        elif name in ("body_mass", "body_inertia"):
-            vals = vals * rng.uniform(0.5, 1.5, size=vals.shape)
-        elif name == "sensor_cutoff":
-            vals = rng.uniform(0.05, 2.0, size=vals.shape) * (rng.random(vals.shape) < 0.7)
-        else:  # positions
-            vals = vals + rng.normal(scale=0.05, size=vals.shape)
-        out[name] = vals
-    return out
-
-
-def reference(model, states, fields, row):
-    m = copy.deepcopy(model)
-    for name, vals in fields.items():
-        getattr(m, name)[...] = vals[row]
-    d = mujoco.MjData(m)
-    if "body_mass" in fields:
-        # body_subtreemass follows body_mass, accumulated as mj_setConst does
-        # (mj_setConst itself refuses "simple" bodies whose inertial frame moved).
-        m.body_subtreemass[:] = m.body_mass
-        for b in range(m.nbody - 1, 0, -1):
-            m.body_subtreemass[m.body_parentid[b]] += m.body_subtreemass[b]
-    d.qpos[:] = states["qpos"][row]
-    d.qvel[:] = states["qvel"][row]
-    d.mocap_pos[:] = states["mocap_pos"][row]
-    d.mocap_quat[:] = states["mocap_quat"][row]
-    d.time = states["time"][row]
-    mujoco.mj_forward(m, d)
-    vel = np.empty((m.nbody, 6))
-    for b in range(m.nbody):
-        mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_XBODY, b, vel[b], 0)
-    return m, d, vel
 
 
 def sensor_names(model, engine):
@@ -87,22 +41,15 @@ def sensor_names(model, engine):
     return names
 
 
-def columns(model, names, stage):
-    """Columns of the sensors `names` (names or ids) that `stage` computes."""
-    cols = [np.arange(model.sensor(n).adr[0], model.sensor(n).adr[0] + model.sensor(n).dim[0])
-            for n in names if model.sensor(n).needstage[0] == stage]
-    return np.concatenate(cols) if cols else np.zeros(0, dtype=int)
-
-
 def check_rows(model, states, fields, out, rows, engine="exact"):
     pos_tol, vel_tol = TOL[engine]
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in BODIES]
     sids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, s) for s in SITES]
     names = sensor_names(model, engine)
-    pos_cols = columns(model, names, mujoco.mjtStage.mjSTAGE_POS)
-    vel_cols = columns(model, names, mujoco.mjtStage.mjSTAGE_VEL)
+    pos_cols = stage_columns(model, names, mujoco.mjtStage.mjSTAGE_POS)
+    vel_cols = stage_columns(model, names, mujoco.mjtStage.mjSTAGE_VEL)
     for row in rows:
-        m, d, vel = reference(model, states, fields, row)
+        m, d, vel = forward_with_model_fields(model, states, fields, row)
         for cols, tol in ((pos_cols, pos_tol), (vel_cols, vel_tol)):
             np.testing.assert_allclose(out.sensordata[row, cols], d.sensordata[cols], rtol=0,
                                        atol=tol)
@@ -231,7 +178,7 @@ def _assert_close(m, sensors, fast, exact):
         errs[key] = float(np.max(np.abs(a - b))) if a.size else 0.0
         assert errs[key] <= (vel_tol if key.startswith("body_") and "vel" in key else pos_tol), key
     for stage, tol in ((mujoco.mjtStage.mjSTAGE_POS, pos_tol), (mujoco.mjtStage.mjSTAGE_VEL, vel_tol)):
-        cols = columns(m, sensors, stage)
+        cols = stage_columns(m, sensors, stage)
         err = float(np.max(np.abs(fast.sensordata[:, cols] - exact.sensordata[:, cols]))) if cols.size else 0.0
         errs[f"sensordata/{int(stage)}"] = err
         assert err <= tol, stage

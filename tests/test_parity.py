@@ -9,7 +9,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from conftest import ACC_SENSORS, Reference, pos_vel_sensor_names, random_states, sensor_columns
+from support.models import RICH_ACC_SENSORS, RICH_BODIES, RICH_XML
+from support.oracle import forward_rows
+from support.sensors import pos_vel_sensor_names, sensor_columns
+from support.states import random_states
 
 import mjrefresh
 
@@ -52,12 +55,7 @@ def test_every_sensor_type_bit_exact(rich_model, rich_states, rich_reference, nu
 
 @pytest.mark.parametrize(
     "name",
-    [
-        n
-        for n in pos_vel_sensor_names(
-            mujoco.MjModel.from_xml_string(__import__("conftest").RICH_XML)
-        )
-    ],
+    [n for n in pos_vel_sensor_names(mujoco.MjModel.from_xml_string(RICH_XML))],
 )
 def test_each_sensor_alone(rich_model, rich_states, rich_reference, name):
     # Alone, a sensor gets only the stages it needs: proves the planner's
@@ -71,7 +69,7 @@ def test_each_sensor_alone(rich_model, rich_states, rich_reference, name):
 
 @pytest.mark.parametrize("num_threads", THREADS)
 def test_body_and_site_outputs_bit_exact(rich_model, rich_states, rich_reference, num_threads):
-    bodies = ["base", "arm1", "arm2", "ball_link", "fixed_child", "target"]
+    bodies = list(RICH_BODIES)
     ids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
     sites = ["imu", "arm2_tip", "world_site", "target_site"]
     sids = [mujoco.mj_name2id(rich_model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
@@ -117,7 +115,7 @@ def test_body_outputs_match_frame_sensors_on_the_body():
       </sensor></mujoco>"""
     m = mujoco.MjModel.from_xml_string(xml)
     states = random_states(m, 32, seed=5)
-    ref = Reference(m, states)
+    ref = forward_rows(m, states)
     r = Refresher(m, bodies=["b"], relative_to="a", num_threads=2)
     out = r.outputs(32)
     r.refresh(np.arange(32), states["qpos"], states["qvel"], out)
@@ -150,7 +148,7 @@ def test_unselected_columns_rows_and_acc_sensors_untouched(rich_model, rich_stat
     selected = np.zeros(rich_model.nsensordata, bool)
     for name in names:
         selected[sensor_columns(rich_model, name)] = True
-    for name in ACC_SENSORS + ("gyro", "tp_fixed"):
+    for name in RICH_ACC_SENSORS + ("gyro", "tp_fixed"):
         assert not selected[sensor_columns(rich_model, name)].any()
     others = np.setdiff1d(np.arange(64), rows)
     assert (out.sensordata[others] == sentinel).all()
@@ -267,7 +265,7 @@ def test_trap_rows_do_not_leak_between_rows():
       </worldbody><sensor><subtreelinvel body="a"/><subtreeangmom body="a"/></sensor></mujoco>"""
     m = mujoco.MjModel.from_xml_string(xml)
     states = random_states(m, 50, seed=9)
-    ref = Reference(m, states)
+    ref = forward_rows(m, states)
     r = Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=1)
     out = r.outputs(50)
     r.refresh(np.arange(50), states["qpos"], states["qvel"], out)

@@ -5,22 +5,9 @@ from __future__ import annotations
 
 import mujoco
 import pytest
+from support.models import plan_model
 
 import mjrefresh
-
-BASE = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
-    <body name="b" pos=".2 0 0"><joint name="j" axis="0 1 0" range="-1 1" limited="true"/>
-      <geom size=".05"/><site name="tip" pos=".1 0 0"/></body></body>
-  <camera name="cam" pos="1 0 0" xyaxes="0 1 0 0 0 1"/>
-  </worldbody>
-  <tendon><fixed name="t" limited="true" range="-1 1"><joint joint="j" coef="1"/></fixed></tendon>
-  <actuator><motor name="m" joint="j"/><motor name="mt" tendon="t"/></actuator>
-  <sensor>{sensors}</sensor></mujoco>"""
-
-
-def model(sensors: str) -> mujoco.MjModel:
-    return mujoco.MjModel.from_xml_string(BASE.format(sensors=sensors))
 
 
 @pytest.mark.parametrize(
@@ -69,7 +56,7 @@ def model(sensors: str) -> mujoco.MjModel:
     ],
 )
 def test_unsupported_sensors_are_rejected_by_name(sensor, match):
-    m = model(sensor)
+    m = plan_model(sensor)
     with pytest.raises(mjrefresh.PlanError, match=match):
         mjrefresh.Refresher(m, sensors=["x"])
     # Selecting its columns by range is rejected the same way.
@@ -119,14 +106,14 @@ def test_adhesion_actuator_sensors_are_rejected():
     ],
 )
 def test_stages_follow_what_the_sensor_reads(sensor, stages):
-    r = mjrefresh.Refresher(model(sensor), sensors=["x"], num_threads=1)
+    r = mjrefresh.Refresher(plan_model(sensor), sensors=["x"], num_threads=1)
     assert r.plan.stages == stages
     for s in stages:
         assert any("'x'" in why for why in r.plan.stage_reasons[s])
 
 
 def test_plan_for_bodies_and_sites():
-    m = model("")
+    m = plan_model("")
     r = mjrefresh.Refresher(m, bodies=["b"], relative_to="a", sites=["tip"], num_threads=1)
     p = r.plan
     assert p.stages == ("kinematics", "comPos", "comVel")
@@ -143,7 +130,7 @@ def test_plan_for_bodies_and_sites():
 def test_unselected_unsupported_sensors_do_not_matter():
     # A model may carry touch/limit/user sensors; selecting others is fine
     # and never runs them (they are masked out of the engine's model copy).
-    m = model(
+    m = plan_model(
         '<touch name="t0" site="s"/><jointlimitpos name="l" joint="j"/>'
         '<user name="u" dim="1" needstage="pos"/><framepos name="x" objtype="site" objname="tip"/>'
     )

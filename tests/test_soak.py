@@ -8,15 +8,11 @@ import os
 import mujoco
 import numpy as np
 import pytest
-from conftest import Reference, random_states
+from support.models import SOAK_XML
+from support.oracle import forward_rows
+from support.states import random_states
 
 import mjrefresh
-
-XML = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
-    <body name="b" pos=".2 0 0"><joint axis="0 1 0"/><geom size=".05"/></body></body>
-  </worldbody><sensor><framepos objtype="xbody" objname="b"/><gyro site="s"/>
-  <subtreelinvel body="a"/></sensor></mujoco>"""
 
 
 def rss_bytes() -> int:
@@ -26,10 +22,10 @@ def rss_bytes() -> int:
 
 @pytest.mark.slow
 def test_soak_memory_flat_and_results_exact():
-    m = mujoco.MjModel.from_xml_string(XML)
+    m = mujoco.MjModel.from_xml_string(SOAK_XML)
     n = 64
     states = random_states(m, n, seed=4)
-    ref = Reference(m, states)
+    ref = forward_rows(m, states)
     r = mjrefresh.Refresher(m, bodies=["a", "b"], sensor_ranges=[(0, m.nsensordata)], num_threads=2)
     out = r.outputs(n)
     rng = np.random.default_rng(0)

@@ -9,17 +9,12 @@ import threading
 import mujoco
 import numpy as np
 import pytest
-from conftest import Reference, random_states
+from support.models import THREE_LINK_XML as XML
+from support.oracle import forward_rows
+from support.states import random_states
 
 import mjrefresh
 from mjrefresh import _native
-
-XML = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s"/>
-    <body name="b" pos=".2 0 0"><joint axis="0 1 0"/><geom size=".05"/>
-      <body name="c" pos=".2 0 0"><joint axis="1 0 0"/><geom size=".05"/></body></body></body>
-  </worldbody><sensor><framepos objtype="xbody" objname="c"/><gyro site="s"/>
-  <subtreeangmom body="a"/></sensor></mujoco>"""
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +29,7 @@ def states(m):
 
 @pytest.fixture(scope="module")
 def ref(m, states):
-    return Reference(m, states)
+    return forward_rows(m, states)
 
 
 def test_calls_from_several_python_threads_are_serialised(m, states, ref):
@@ -182,7 +177,7 @@ def test_ctrl_c_is_delivered_after_the_call_returns(m):
         f"call interrupted after {time.perf_counter() - start:.3f}s"
     )
     sample = {k: v[:50] for k, v in states.items()}
-    np.testing.assert_array_equal(out.sensordata[:50], Reference(m, sample).sensordata)
+    np.testing.assert_array_equal(out.sensordata[:50], forward_rows(m, sample).sensordata)
 
 
 def test_fork_while_another_thread_is_inside_a_call(m):
@@ -208,7 +203,7 @@ def test_fork_while_another_thread_is_inside_a_call(m):
             small = {k: v[:20] for k, v in big.items()}
             o = r.outputs(20)
             r.refresh(np.arange(20), small["qpos"], small["qvel"], o)
-            code = 0 if np.array_equal(o.sensordata, Reference(m, small).sensordata) else 2
+            code = 0 if np.array_equal(o.sensordata, forward_rows(m, small).sensordata) else 2
         finally:
             os._exit(code)
     deadline = time.monotonic() + 20

@@ -13,17 +13,11 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from conftest import Reference, random_states
+from support.models import TENDON_VEL_XML as XML
+from support.oracle import forward_rows
+from support.states import random_states
 
 import mjrefresh
-
-XML = """<mujoco><worldbody>
-  <body name="a" pos="0 0 1"><freejoint/><geom size=".1"/><site name="s0"/>
-    <body name="b" pos=".2 0 0"><joint name="j" axis="0 1 0"/><geom size=".05"/>
-      <site name="s1" pos=".1 0 0"/></body></body></worldbody>
-  <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
-  <sensor><tendonvel name="tv" tendon="t"/><framepos name="fp" objtype="xbody" objname="b"/></sensor>
-</mujoco>"""
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +32,7 @@ def states(m):
 
 @pytest.fixture(scope="module")
 def ref(m, states):
-    return Reference(m, states)  # computed before the callback is installed
+    return forward_rows(m, states)  # computed before the callback is installed
 
 
 @pytest.mark.parametrize("num_threads", [1, 2, 7])
