@@ -19,12 +19,10 @@ from typing import Any, Union
 import mujoco
 import numpy as np
 
+from ._rows import RowsLike, dirty_among, is_int, normalize_rows
+from .bound_refresh import RefreshError
 from .outputs import RefreshOutputs, as_array
-from .refresher import Refresher, RefreshError
-
-#: What ``env_ids``/``rows`` accept: None (all rows), an int, a slice, a
-#: sequence or array of int row ids, or a bool mask of length N.
-RowsLike = Union[int, slice, Sequence[int], np.ndarray, Any, None]  # noqa: UP007
+from .refresher import Refresher
 
 #: What ``bodies`` accepts: None (all of the refresher's bodies), one body name
 #: or model body id (drops the body axis), or a sequence of them.
@@ -77,59 +75,6 @@ class CacheStats:
     def as_dict(self) -> dict[str, float]:
         """The counters as a plain dict."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-def _is_int(x: object) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def normalize_rows(name: str, rows: Any, n: int) -> int | slice | np.ndarray:
-    """Validate `rows` for N = `n` rows and return an index into axis 0.
-
-    Returns an int, a slice, or an int64 array of row ids (order and
-    duplicates kept; a bool mask becomes the ids where it is true).
-
-    Raises:
-        TypeError: not an int, slice, int sequence/array or bool mask.
-        ValueError: a row id outside ``[0, n)`` or a mask of the wrong length.
-    """
-    if _is_int(rows):
-        r = int(rows)
-        if not 0 <= r < n:
-            raise ValueError(f"{name}: expected a row id in [0, {n}), got {r}")
-        return r
-    if isinstance(rows, slice):
-        return rows
-    if isinstance(rows, (bool, np.bool_, str, bytes, float)):
-        raise TypeError(
-            f"{name}: expected None, an int, a slice, int row ids or a bool mask, "
-            f"got {type(rows).__name__} {rows!r}"
-        )
-    if isinstance(rows, (list, tuple, range)):
-        a = np.asarray(rows)
-        if a.size == 0:
-            a = a.astype(np.int64)
-    else:
-        a = as_array(name, rows)
-    if a.ndim != 1:
-        raise ValueError(
-            f"{name}: expected a 1-D array of row ids or a bool mask, got shape {a.shape}"
-        )
-    if a.dtype == np.bool_:
-        if a.shape[0] != n:
-            raise ValueError(
-                f"{name}: expected a bool mask of length {n} (N), got length {a.shape[0]}"
-            )
-        return np.flatnonzero(a)
-    if a.dtype.kind not in "iu":
-        raise TypeError(f"{name}: expected int row ids or a bool mask, got dtype {a.dtype}")
-    a = a.astype(np.int64, copy=False)
-    if a.size:
-        lo, hi = int(a.min()), int(a.max())
-        if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
-    return a
 
 
 class StateCache:
@@ -207,7 +152,7 @@ class StateCache:
             raise TypeError(
                 f"refresher: expected mjrefresh.Refresher, got {type(refresher).__name__}"
             )
-        if not _is_int(num_envs) or int(num_envs) < 1:
+        if not is_int(num_envs) or int(num_envs) < 1:
             raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
         n = int(num_envs)
         model = refresher.model
@@ -236,7 +181,7 @@ class StateCache:
                 inputs[name] = a
         if time is not None:
             if (
-                _is_int(time)
+                is_int(time)
                 or isinstance(time, (float, np.floating))
                 or (isinstance(time, np.ndarray) and time.ndim == 0)
             ):
@@ -264,9 +209,8 @@ class StateCache:
         outputs = {k: _as_output(k, v) for k, v in outputs.items()}
         out = refresher.outputs(n, dtype, **outputs)
         # Full validation (dtypes, shapes, strides, writability, overlaps)
-        # once, on these very arrays; later calls use the pre-validated path.
-        refresher.refresh(
-            np.empty(0, np.int64),
+        # once, on these very arrays; every refresh reuses the binding.
+        self._bound = refresher.bind(
             inputs["qpos"],
             inputs["qvel"],
             out,
@@ -275,12 +219,7 @@ class StateCache:
             time=inputs.get("time"),
             model_fields=model_fields,
         )
-        if plan.model_fields:
-            # Bound once, in plan order; read in place on every refresh.
-            inputs["model_fields"] = [
-                as_array(f"model_fields[{f!r}]", model_fields[f]) for f in plan.model_fields
-            ]
-        self._inputs = inputs
+        self._inputs = self._bound.inputs
         self._out = out
         self._outputs = out.arrays()
         self._supplied = frozenset(outputs)
@@ -409,33 +348,11 @@ class StateCache:
     def _refresh_needed(self, rows: int | slice | np.ndarray | None) -> int:
         if not self._maybe_dirty:
             return 0
-        d = self._dirty
-        if rows is None:
-            ids = np.flatnonzero(d)
-            if ids.size == 0:
-                self._maybe_dirty = False
-                return 0
+        ids = dirty_among(self._dirty, rows)
+        if ids.size:
             self._refresh_ids(ids)
+        if rows is None:
             self._maybe_dirty = False
-            return int(ids.size)
-        if isinstance(rows, int):
-            if not d[rows]:
-                return 0
-            ids = np.array([rows], dtype=np.int64)
-        elif isinstance(rows, slice):
-            start = rows.indices(self._n)[0]
-            step = rows.indices(self._n)[2]
-            ids = np.flatnonzero(d[rows]) * step + start
-            if ids.size == 0:
-                return 0
-            if step < 0:
-                ids = ids[::-1]
-        else:
-            ids = rows[d[rows]]
-            if ids.size == 0:
-                return 0
-            ids = np.unique(ids)
-        self._refresh_ids(ids)
         return int(ids.size)
 
     def _refresh_ids(self, ids: np.ndarray) -> None:
@@ -444,7 +361,7 @@ class StateCache:
         stats = self._stats
         t0 = _time.perf_counter()
         try:
-            self._refresher._call_core(ids, self._inputs, self._outputs)
+            self._bound._refresh_ids(ids)  # ids are already sorted unique int64
         except RefreshError as exc:
             ok = np.setdiff1d(ids, np.asarray(exc.rows, dtype=np.int64), assume_unique=True)
             self._dirty[ok] = False
@@ -495,7 +412,7 @@ class StateCache:
         key: Any = None
         if isinstance(bodies, str):
             key = bodies
-        elif _is_int(bodies):
+        elif is_int(bodies):
             key = int(bodies)  # type: ignore[arg-type]
         elif isinstance(bodies, (bool, np.bool_, float)):
             raise TypeError(
@@ -511,7 +428,7 @@ class StateCache:
                     f"got {type(bodies).__name__}"
                 ) from None
             for b in items:
-                if not isinstance(b, str) and not _is_int(b):
+                if not isinstance(b, str) and not is_int(b):
                     raise TypeError(
                         f"bodies: expected body names (str) or model body ids (int), "
                         f"got {type(b).__name__} {b!r}"
@@ -615,7 +532,7 @@ class StateCache:
             ValueError: the sensor is unknown, or neither refreshed by this
                 cache nor an acceleration-stage sensor of a backend array.
         """
-        if not isinstance(name, str) and not _is_int(name):
+        if not isinstance(name, str) and not is_int(name):
             raise TypeError(
                 "name: expected a sensor name (str) or id (int), "
                 f"got {type(name).__name__} {name!r}"
@@ -638,7 +555,7 @@ class StateCache:
             sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
             if sid < 0:
                 raise ValueError(f"name: unknown sensor {name!r}")
-        elif _is_int(name):
+        elif is_int(name):
             sid = int(name)
             if not 0 <= sid < model.nsensor:
                 raise ValueError(f"name: sensor id {sid} out of range [0, {model.nsensor})")
