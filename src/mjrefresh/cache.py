@@ -13,7 +13,7 @@ This module holds the read accessors; binding, marks and refreshes are in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Union
 
 import mujoco
@@ -22,7 +22,6 @@ import numpy as np
 from ._rows import RowsLike, is_int, normalize_rows
 from .cache_lifecycle import CacheLifecycle, CacheStats
 from .outputs import RefreshOutputs
-from .refresher import Refresher
 
 __all__ = ["BodiesLike", "CacheStats", "RowsLike", "StateCache", "normalize_rows"]
 
@@ -86,51 +85,6 @@ class StateCache(CacheLifecycle):
     Raises:
         TypeError, ValueError: a bad argument, naming it with expected vs got.
     """
-
-    def __init__(
-        self,
-        refresher: Refresher,
-        num_envs: int,
-        *,
-        qpos: Any,
-        qvel: Any,
-        mocap_pos: Any = None,
-        mocap_quat: Any = None,
-        time: Any = None,
-        dtype: type | np.dtype = np.float64,
-        backend_outputs: Iterable[str] = (),
-        model_fields: Mapping[str, Any] | None = None,
-        **outputs: Any,
-    ) -> None:
-        super().__init__(
-            refresher,
-            num_envs,
-            qpos=qpos,
-            qvel=qvel,
-            mocap_pos=mocap_pos,
-            mocap_quat=mocap_quat,
-            time=time,
-            dtype=dtype,
-            backend_outputs=backend_outputs,
-            model_fields=model_fields,
-            **outputs,
-        )
-        # Output column of each selected body and sensordata columns of each
-        # refreshed sensor, by model id and by name; resolved `bodies`
-        # arguments are memoised (at most 256 keys).
-        plan, model = refresher.plan, refresher.model
-        self._body_col: dict[str | int, int] = {}
-        for k, (bid, bname) in enumerate(zip(plan.body_ids, plan.body_names, strict=True)):
-            self._body_col[bid] = self._body_col[bname] = k
-        self._bodies_cache: dict[Any, Any] = {}
-        self._sensor_cols: dict[str | int, slice] = {}
-        for sid, sname in zip(plan.sensor_ids, plan.sensor_names, strict=True):
-            adr, dim = int(model.sensor_adr[sid]), int(model.sensor_dim[sid])
-            covered = all(
-                any(a <= c < b for a, b in plan.column_ranges) for c in range(adr, adr + dim)
-            )
-            if covered:
-                self._sensor_cols[sid] = self._sensor_cols[sname] = slice(adr, adr + dim)
 
     # ----------------------------------------------------------------- reads
     def _output(self, name: str, what: str) -> np.ndarray:

@@ -183,6 +183,26 @@ class CacheLifecycle:
         self._maybe_dirty = True
         self._frozen = 0
         self._stats = CacheStats()
+        self._index_columns()
+
+    def _index_columns(self) -> None:
+        """Where the read accessors find each body and sensor in the outputs:
+        the output column of each selected body and the sensordata columns of
+        each refreshed sensor, by model id and by name. Resolved ``bodies``
+        arguments are memoised in ``_bodies_cache`` (at most 256 keys)."""
+        plan, model = self._refresher.plan, self._refresher.model
+        self._body_col: dict[str | int, int] = {}
+        for k, (bid, bname) in enumerate(zip(plan.body_ids, plan.body_names, strict=True)):
+            self._body_col[bid] = self._body_col[bname] = k
+        self._bodies_cache: dict[Any, Any] = {}
+        self._sensor_cols: dict[str | int, slice] = {}
+        for sid, sname in zip(plan.sensor_ids, plan.sensor_names, strict=True):
+            adr, dim = int(model.sensor_adr[sid]), int(model.sensor_dim[sid])
+            covered = all(
+                any(a <= c < b for a, b in plan.column_ranges) for c in range(adr, adr + dim)
+            )
+            if covered:
+                self._sensor_cols[sid] = self._sensor_cols[sname] = slice(adr, adr + dim)
 
     # ------------------------------------------------------------------ info
     @property
