@@ -138,16 +138,31 @@ class BoundRefresh:
         return f"<mjrefresh.BoundRefresh N={self._n}, outputs {sorted(self._outputs)}>"
 
 
-def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
-    # Cheap bounds test first; an exact test only for interleaved layouts
-    # (a backend's state rows often hold qpos, qvel and sensordata side by side).
-    if not np.may_share_memory(a, b):
-        return False
+def _shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    # Exact test, for arrays whose bounds overlap: interleaved layouts are
+    # common (a backend's state rows often hold qpos, qvel and sensordata
+    # side by side) and must pass.
     try:
         # numpy's stubs admit only -1/0 for max_work; any bound is documented.
         return bool(np.shares_memory(a, b, max_work=100_000))  # type: ignore[arg-type]
     except np.exceptions.TooHardError:
         return True
+
+
+def _check_no_overlaps(
+    written: dict[str, np.ndarray], sources: list[tuple[str, np.ndarray]]
+) -> None:
+    """ValueError if an output shares memory with an input or another output."""
+    may_share = np.may_share_memory  # the cheap bounds test first
+    outputs = list(written.items())
+    for name, a in outputs:
+        for other, b in sources:
+            if may_share(a, b) and _shares_memory(a, b):
+                raise ValueError(f"out.{name}: overlaps the input {other} in memory")
+    for i, (name, a) in enumerate(outputs):
+        for other, b in outputs[i + 1 :]:
+            if may_share(a, b) and _shares_memory(a, b):
+                raise ValueError(f"out.{name}: overlaps out.{other} in memory")
 
 
 def bind_checked(
@@ -190,15 +205,9 @@ def bind_checked(
 
     fields = _model_field_arrays(refresher, plan, model_fields, n)
     written = _checked_outputs(refresher, out, n)
-    for name, a in written.items():
-        for other, b in list(inputs.items()) + [(f"model_fields[{k!r}]", v) for k, v in fields]:
-            if _overlaps(a, b):
-                raise ValueError(f"out.{name}: overlaps the input {other} in memory")
-    names = list(written)
-    for i, name in enumerate(names):
-        for other in names[i + 1 :]:
-            if _overlaps(written[name], written[other]):
-                raise ValueError(f"out.{name}: overlaps out.{other} in memory")
+    _check_no_overlaps(
+        written, [*inputs.items(), *((f"model_fields[{k!r}]", v) for k, v in fields)]
+    )
 
     if fields:
         inputs["model_fields"] = [a for _, a in fields]
