@@ -134,7 +134,7 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         raise form.dtype_error(f"{name}: expected {form.dtype_expected}, got dtype {a.dtype}")
     ids = np.ascontiguousarray(a, dtype=np.int64)
     if form.bounds == "each":
-        lo, hi = int(ids.min()), int(ids.max())
+        lo, hi = _min_max(ids)
         if lo < 0 or hi >= n:
             raise ValueError(f"{name}: expected row ids in [0, {n}), got {lo if lo < 0 else hi}")
     elif form.bounds == "sorted_unique" and (
@@ -142,6 +142,14 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     ):
         raise ValueError(f"{name}: expected sorted unique ids in [0, {n}), got {ids.tolist()[:8]}")
     return ids
+
+
+def _min_max(ids: np.ndarray) -> tuple[int, int]:
+    """Smallest and largest of the non-empty `ids`."""
+    if ids.size <= 32:  # Python's min/max beat two numpy reductions on a few ids
+        values = ids.tolist()
+        return min(values), max(values)
+    return int(ids.min()), int(ids.max())
 
 
 def qpos_rows(qpos: Any, model: mujoco.MjModel) -> np.ndarray:
