@@ -6,6 +6,8 @@ Sub-commands:
 * ``plan MODEL``: what a refresh of a selection on MODEL (an MJCF/MJB file
   or an embedded model name) would run: engine and why, stages, refused
   sensors with their reasons.
+* ``bench [MODEL]``: time every installed way of refreshing that selection
+  here, checked against ``mj_forward`` (:mod:`mjrefresh.bench.cli`).
 """
 
 from __future__ import annotations
@@ -169,6 +171,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto")
     pl.add_argument("--verbose", "-v", action="store_true", help="full listing")
+    from .bench.cli import add_parser as add_bench_parser
+
+    bench = add_bench_parser(sub)
+    bench.set_defaults(parser=bench)
     return p
 
 
@@ -179,4 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(info_lines()))
     elif args.command == "plan":
         print(plan_text(args))
+    elif args.command == "bench":
+        from .bench.cli import main as bench_main
+
+        return bench_main(args, args.parser)
     return 0
