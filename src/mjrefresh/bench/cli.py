@@ -31,6 +31,7 @@ from mjrefresh.bench.plot import plot
 from mjrefresh.bench.progressbar import ProgressBar
 from mjrefresh.bench.selection import Source, sources
 from mjrefresh.bench.workloads import COLUMN_SETS, WORKLOADS
+from mjrefresh.cli import add_selection_args
 
 QUICK_HELP = "small run: N=1024, threads {1, all}, 5 repeats (< 2 min on 2 cores)"
 
@@ -46,7 +47,8 @@ def default_threads(cores: int) -> list[int]:
 
 
 def _selection_options(p: argparse.ArgumentParser) -> None:
-    """MODEL and what to refresh on it."""
+    """MODEL and what to refresh on it (bodies: world pose and velocity; sites:
+    world pose; sensors: their sensordata columns)."""
     p.add_argument(
         "model",
         nargs="?",
@@ -55,18 +57,7 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
         + ", ".join(models.MODELS)
         + " (default: every embedded model, see --models)",
     )
-    p.add_argument(
-        "--bodies", nargs="+", metavar="BODY", help="bodies whose world pose and velocity to refresh"
-    )
-    p.add_argument("--sites", nargs="+", metavar="SITE", help="sites whose world pose to refresh")
-    sel = p.add_mutually_exclusive_group()
-    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
-    sel.add_argument(
-        "--all-posvel",
-        action="store_true",
-        help="every position/velocity-stage sensor a refresh computes (default for a file "
-        "without --bodies/--sites/--sensors)",
-    )
+    add_selection_args(p, " (default for a file given without a selection)")
     p.add_argument(
         "--models",
         nargs="+",
@@ -88,8 +79,13 @@ def add_options(p: argparse.ArgumentParser, quick: bool = True) -> None:
     _selection_options(p)
     if quick:
         p.add_argument("--quick", action="store_true", help=QUICK_HELP)
-    p.add_argument("--n", nargs="+", type=int, default=None,
-                   help="numbers of simulations (default: 1024 4096; quick: 1024)")  # fmt: skip
+    p.add_argument(
+        "--n",
+        nargs="+",
+        type=int,
+        default=None,
+        help="numbers of simulations (default: 1024 4096; quick: 1024)",
+    )
     p.add_argument(
         "--threads",
         nargs="+",
@@ -103,21 +99,41 @@ def add_options(p: argparse.ArgumentParser, quick: bool = True) -> None:
     p.add_argument(
         "--workloads", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS, reverse=True)
     )
-    p.add_argument("--contenders", nargs="+", choices=list(contenders.BY_NAME), default=None,
-                   help="subset to run (default: every installed one)")  # fmt: skip
-    p.add_argument("--min-sample", type=float, default=None,
-                   help="seconds per timed sample (default 0.02, quick 0.005)")  # fmt: skip
-    p.add_argument("--warmup", type=int, default=2, help="untimed calls per contender before timing")
-    p.add_argument("--check-rows", type=int, default=64,
-                   help="rows compared with mj_forward per measurement")  # fmt: skip
-    p.add_argument("--tol", type=float, default=1e-9,
-                   help="max abs error for a result to count as correct")  # fmt: skip
+    p.add_argument(
+        "--contenders",
+        nargs="+",
+        choices=list(contenders.BY_NAME),
+        default=None,
+        help="subset to run (default: every installed one)",
+    )
+    p.add_argument(
+        "--min-sample",
+        type=float,
+        default=None,
+        help="seconds per timed sample (default 0.02, quick 0.005)",
+    )
+    p.add_argument(
+        "--warmup", type=int, default=2, help="untimed calls per contender before timing"
+    )
+    p.add_argument(
+        "--check-rows", type=int, default=64, help="rows compared with mj_forward per measurement"
+    )
+    p.add_argument(
+        "--tol", type=float, default=1e-9, help="max abs error for a result to count as correct"
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", type=Path, default=None,
-                   help="write every raw sample and the environment here")  # fmt: skip
-    p.add_argument("--plot", type=Path, default=None, help="write a PNG plot here (needs matplotlib)")
-    p.add_argument("--verbose", "-v", action="store_true",
-                   help="every column, the internal C++ stage loop, the overhead at every T")  # fmt: skip
+    p.add_argument(
+        "--json", type=Path, default=None, help="write every raw sample and the environment here"
+    )
+    p.add_argument(
+        "--plot", type=Path, default=None, help="write a PNG plot here (needs matplotlib)"
+    )
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="every column, the internal C++ stage loop, the overhead at every T",
+    )
 
 
 def finish_options(args: argparse.Namespace, p: argparse.ArgumentParser) -> argparse.Namespace:
@@ -190,7 +206,11 @@ def _print_report(
     print(report.table(results, verbose=args.verbose))
     print()
     for s in skipped:
-        where = "" if "model" not in s else f" ({s['model']} N={s['n']} T={s['threads']} {s['workload']})"
+        where = (
+            ""
+            if "model" not in s
+            else f" ({s['model']} N={s['n']} T={s['threads']} {s['workload']})"
+        )
         print(f"skipped {s['contender']}{where}: {s['reason']}")
     for line in wrong_lines(results, args.tol):
         print(line)

@@ -94,7 +94,10 @@ class PythonLoop(Contender):
     """Per-row Python loop over the five stage functions on a scratch MjData."""
 
     name = "python_loop"
-    description = "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, mj_sensorVel on a scratch MjData"
+    description = (
+        "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, "
+        "mj_sensorVel on a scratch MjData"
+    )
     multithreaded = False
 
     def __init__(self, problem: Problem, threads: int) -> None:
@@ -313,7 +316,10 @@ class StageLoopCpp(Contender):
     """Single-thread C++ loop over the five stage functions."""
 
     name = "stage_loop_cpp"
-    description = "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row (reset: gathered rows)"
+    description = (
+        "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row "
+        "(reset: gathered rows)"
+    )
     multithreaded = False
     internal = True
 

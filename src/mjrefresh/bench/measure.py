@@ -40,7 +40,9 @@ def check(
     }
 
 
-def _sensor_names(model: mujoco.MjModel, columns: np.ndarray, errors: np.ndarray) -> dict[str, float]:
+def _sensor_names(
+    model: mujoco.MjModel, columns: np.ndarray, errors: np.ndarray
+) -> dict[str, float]:
     """Sensor name -> max abs error, for the columns with a nonzero error."""
     out: dict[str, float] = {}
     sensor_of = np.searchsorted(model.sensor_adr, columns, side="right") - 1
@@ -92,7 +94,9 @@ def _build(
             continue
         except Exception as e:  # noqa: BLE001 - a contender failing must not stop the others
             reason = f"{type(e).__name__}: {e}"
-            bar.log(f"  {cls.name} failed on {where[0]} N={where[1]} T={threads} {where[3]}: {reason}")
+            bar.log(
+                f"  {cls.name} failed on {where[0]} N={where[1]} T={threads} {where[3]}: {reason}"
+            )
             skipped.append(_skip(cls.name, *where, reason))
             continue
         built[cls.name] = (c, fn)
@@ -144,6 +148,15 @@ def _measure_group(
     return results
 
 
+def _progress_line(r: dict[str, Any]) -> str:
+    """One measurement on a progress line: time per row, error, verdict."""
+    return (
+        f"  {r['model']:<9} {r['workload']:<5} N={r['n']:<5} T={r['threads_used']:<2} "
+        f"{r['contender']:<15} {r['median_s'] * 1e6 / r['rows_per_call']:8.2f} µs/row  "
+        f"err {r['max_abs_error']:.1e}" + ("" if r["correct"] else "  WRONG")
+    )
+
+
 def measure(
     args: argparse.Namespace,
     sources: list[Source],
@@ -175,11 +188,7 @@ def measure(
                     )
                     group = _measure_group(args, problem, workload, threads, built, mask, rows, ref)
                     for r in group:
-                        bar.log(
-                            f"  {source.name:<9} {workload:<5} N={n:<5} T={r['threads_used']:<2} "
-                            f"{r['contender']:<15} {r['median_s'] * 1e6 / r['rows_per_call']:8.2f} µs/row  "
-                            f"err {r['max_abs_error']:.1e}" + ("" if r["correct"] else "  WRONG")
-                        )
+                        bar.log(_progress_line(r))
                     results += group
                     bar.advance()
     return results

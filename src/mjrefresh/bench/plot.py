@@ -132,8 +132,14 @@ def plot(results: list[Result], path: Path, env: dict[str, Any]) -> bool:
             by_label.setdefault(label, h)
     labels = sorted(by_label)
     handles = [by_label[label] for label in labels]
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9,
-               title="contender (dashed: one thread)")  # fmt: skip
+    fig.legend(
+        handles,
+        labels,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        fontsize=9,
+        title="contender (dashed: one thread)",
+    )
     fig.suptitle(
         f"mjrefresh bench on {env['cpu_model']}, {env['usable_cpus']} usable cores, "
         f"MuJoCo {env['mujoco']}",

@@ -102,30 +102,81 @@ def _best(r: dict[str, Any]) -> str:
 _Column = tuple[str, bool, Callable[[dict[str, Any]], str], str, bool]
 COLUMNS: list[_Column] = [
     ("model", False, lambda r: r["model"], "the model refreshed", False),
-    ("work", False, lambda r: r["workload"],
-     "step: every row refreshed (after a vector step); reset: 3% of rows (partial reset)", False),
+    (
+        "work",
+        False,
+        lambda r: r["workload"],
+        "step: every row refreshed (after a vector step); reset: 3% of rows (partial reset)",
+        False,
+    ),
     ("N", True, lambda r: str(r["n"]), "simulations (rows of qpos/qvel)", False),
     ("T", True, lambda r: str(r["threads_used"]), "threads used", False),
-    ("contender", False, lambda r: r["contender"], "how the rows are refreshed (list below)", False),
+    (
+        "contender",
+        False,
+        lambda r: r["contender"],
+        "how the rows are refreshed (list below)",
+        False,
+    ),
     ("ms/call", True, lambda r: f"{r['median_s'] * 1e3:.3f}", "median wall time per call", True),
-    ("µs/row", True, lambda r: f"{_us(r, 'median_s'):.2f}",
-     "median wall time per refreshed row", False),
-    ("(min-max)", True, lambda r: f"({_us(r, 'min_s'):.2f}-{_us(r, 'max_s'):.2f})",
-     "fastest and slowest sample, µs/row", False),
-    ("µs/row/thr", True, lambda r: f"{r['us_per_row_per_thread']:.2f}",
-     "µs/row x threads: CPU time per row", True),
+    (
+        "µs/row",
+        True,
+        lambda r: f"{_us(r, 'median_s'):.2f}",
+        "median wall time per refreshed row",
+        False,
+    ),
+    (
+        "(min-max)",
+        True,
+        lambda r: f"({_us(r, 'min_s'):.2f}-{_us(r, 'max_s'):.2f})",
+        "fastest and slowest sample, µs/row",
+        False,
+    ),
+    (
+        "µs/row/thr",
+        True,
+        lambda r: f"{r['us_per_row_per_thread']:.2f}",
+        "µs/row x threads: CPU time per row",
+        True,
+    ),
     ("rows/s", True, lambda r: _rate(r["rows_per_s"]), "refreshed rows per second", True),
-    ("x py", True, lambda r: _fmt(r["speedup_vs_python"], ".1f"),
-     "speedup over python_loop (same model, work, N)", False),
-    ("x best other", True, _best,
-     "speedup over the fastest other contender at the same T (or single-threaded)", True),
-    ("eff", True, lambda r: _fmt(r["parallel_efficiency"], ".2f"),
-     "parallel efficiency t(1) / (T t(T))", True),
-    ("max|err|", True, lambda r: _err(r["max_abs_error"]),
-     "largest |value - mj_forward's value| on the sampled rows", False),
-    ("ok", True, lambda r: "yes" if r["correct"] else "NO",
-     "yes: max|err| within the tolerance and nothing outside the selection written", False),
-]  # fmt: skip
+    (
+        "x py",
+        True,
+        lambda r: _fmt(r["speedup_vs_python"], ".1f"),
+        "speedup over python_loop (same model, work, N)",
+        False,
+    ),
+    (
+        "x best other",
+        True,
+        _best,
+        "speedup over the fastest other contender at the same T (or single-threaded)",
+        True,
+    ),
+    (
+        "eff",
+        True,
+        lambda r: _fmt(r["parallel_efficiency"], ".2f"),
+        "parallel efficiency t(1) / (T t(T))",
+        True,
+    ),
+    (
+        "max|err|",
+        True,
+        lambda r: _err(r["max_abs_error"]),
+        "largest |value - mj_forward's value| on the sampled rows",
+        False,
+    ),
+    (
+        "ok",
+        True,
+        lambda r: "yes" if r["correct"] else "NO",
+        "yes: max|err| within the tolerance and nothing outside the selection written",
+        False,
+    ),
+]
 
 
 def table(results: list[dict[str, Any]], verbose: bool = True) -> str:
@@ -148,7 +199,9 @@ def table(results: list[dict[str, Any]], verbose: bool = True) -> str:
     head = fmt([c[0] for c in cols])
     by_row = {id(r): fmt(row) for r, row in zip(order, cells, strict=True)}
     lines = [head, "-" * len(head)]
-    lines += grouped_lines(order, lambda r: (r["model"], r["workload"], r["n"]), lambda r: by_row[id(r)])
+    lines += grouped_lines(
+        order, lambda r: (r["model"], r["workload"], r["n"]), lambda r: by_row[id(r)]
+    )
     lines += ["", *legend(cols, sorted({r["contender"] for r in results}))]
     return "\n".join(lines + floor_lines(order, verbose))
 
@@ -172,14 +225,15 @@ def floor_lines(order: list[dict[str, Any]], verbose: bool) -> list[str]:
         return []
     lines = [
         "",
-        "exact engine overhead over the MuJoCo stage functions it runs (same rows, stage "
-        "functions timed alone on one thread; the remainder is copying rows in and out):",
+        "exact engine overhead over the MuJoCo stage functions it runs (those timed alone, same",
+        "rows, one thread; the remainder is copying rows in and out, plus a fixed cost per call):",
     ]
     for r in floors:
         lines.append(
             f"  {r['model']} {r['workload']} N={r['n']} T={r['threads_used']}: stage functions "
             f"{r['stage_floor_s'] * 1e6 / r['rows_per_call']:.2f} µs/row, exact engine "
-            f"{r['us_per_row_per_thread']:.2f} µs/row per thread: overhead x{r['x_stage_floor']:.2f}"
+            f"{r['us_per_row_per_thread']:.2f} µs/row per thread: "
+            f"overhead x{r['x_stage_floor']:.2f}"
         )
     return lines
 

@@ -19,13 +19,26 @@ import mujoco
 from mjrefresh import models
 from mjrefresh.bench.states import random_states
 from mjrefresh.bench.workloads import Problem, Selection, make_problem, sensor_ranges
+from mjrefresh.cli import load_model, posvel_sensors
+from mjrefresh.plan import refresh_refusals
 
 _SENS, _OBJ = mujoco.mjtSensor, mujoco.mjtObj
 #: Frame sensors per selected body / site, in column order (their widths sum to 13 / 12).
-BODY_SENSORS = (_SENS.mjSENS_FRAMEPOS, _SENS.mjSENS_FRAMEQUAT, _SENS.mjSENS_FRAMELINVEL,
-                _SENS.mjSENS_FRAMEANGVEL)  # fmt: skip
-SITE_SENSORS = (_SENS.mjSENS_FRAMEPOS, _SENS.mjSENS_FRAMEXAXIS, _SENS.mjSENS_FRAMEYAXIS,
-                _SENS.mjSENS_FRAMEZAXIS)  # fmt: skip
+BODY_SENSORS = (
+    _SENS.mjSENS_FRAMEPOS,
+    _SENS.mjSENS_FRAMEQUAT,
+    _SENS.mjSENS_FRAMELINVEL,
+    _SENS.mjSENS_FRAMEANGVEL,
+)
+SITE_SENSORS = (
+    _SENS.mjSENS_FRAMEPOS,
+    _SENS.mjSENS_FRAMEXAXIS,
+    _SENS.mjSENS_FRAMEYAXIS,
+    _SENS.mjSENS_FRAMEZAXIS,
+)
+
+
+_SINGULAR = {"bodies": "body", "sites": "site", "sensors": "sensor"}
 
 
 @dataclass
@@ -39,14 +52,18 @@ class Source:
 
 def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, what: str, items: Sequence[str]) -> list[int]:
     """Ids of named or numbered ``items`` of one kind; SystemExit naming a bad one."""
-    count = {_OBJ.mjOBJ_BODY: model.nbody, _OBJ.mjOBJ_SITE: model.nsite,
-             _OBJ.mjOBJ_SENSOR: model.nsensor}[obj]  # fmt: skip
+    count = {
+        _OBJ.mjOBJ_BODY: model.nbody,
+        _OBJ.mjOBJ_SITE: model.nsite,
+        _OBJ.mjOBJ_SENSOR: model.nsensor,
+    }[obj]
+    one = _SINGULAR[what]
     out = []
     for item in items:
         i = int(item) if item.isdigit() else mujoco.mj_name2id(model, obj, item)
         if not 0 <= i < count:
             raise SystemExit(
-                f"mjrefresh bench: --{what}: no {what[:-1]} {item!r} in the model "
+                f"mjrefresh bench: --{what}: no {one} {item!r} in the model "
                 f"(it has {count}; give names or ids 0..{count - 1})"
             )
         out.append(i)
@@ -59,7 +76,7 @@ def _names(model: mujoco.MjModel, obj: mujoco.mjtObj, what: str, ids: list[int])
     for i, name in zip(ids, names, strict=True):
         if not name:
             raise SystemExit(
-                f"mjrefresh bench: --{what}: {what[:-1]} {i} has no name; name it in the MJCF"
+                f"mjrefresh bench: --{what}: {_SINGULAR[what]} {i} has no name; name it in the MJCF"
             )
     return names
 
@@ -92,9 +109,6 @@ def _with_frame_sensors(path: str, bodies: list[str], sites: list[str]) -> mujoc
 
 def _sensor_ids(model: mujoco.MjModel, args: argparse.Namespace) -> list[int]:
     """The selected sensors; SystemExit if one is a sensor a refresh refuses."""
-    from mjrefresh.cli import posvel_sensors
-    from mjrefresh.plan import refresh_refusals
-
     if args.all_posvel:
         return posvel_sensors(model)[0]
     ids = _ids(model, _OBJ.mjOBJ_SENSOR, "sensors", args.sensors or [])
@@ -111,21 +125,23 @@ def user_source(args: argparse.Namespace) -> Source:
     No selection: an embedded model refreshes its tracking block (or
     ``--columns``), a file every position/velocity-stage sensor a refresh computes.
     """
-    from mjrefresh.cli import load_model
-
     spec = args.model
     base = load_model(spec)
     name = spec if spec in models.MODELS else os.path.splitext(os.path.basename(spec))[0]
     if not (args.bodies or args.sites or args.sensors or args.all_posvel):
         if spec in models.MODELS:
-            return Source(name, lambda n: make_problem(spec, n, args.seed, args.columns), args.columns)
+            return Source(
+                name, lambda n: make_problem(spec, n, args.seed, args.columns), args.columns
+            )
         args.all_posvel = True
     body_ids = _ids(base, _OBJ.mjOBJ_BODY, "bodies", args.bodies or [])
     site_ids = _ids(base, _OBJ.mjOBJ_SITE, "sites", args.sites or [])
     ranges = sensor_ranges(base, _sensor_ids(base, args))
     if not (body_ids or site_ids or ranges):
-        raise SystemExit(f"mjrefresh bench: {spec} has no position/velocity sensor to refresh; "
-                         "select --bodies, --sites or --sensors")  # fmt: skip
+        raise SystemExit(
+            f"mjrefresh bench: {spec} has no position/velocity sensor to refresh; "
+            "select --bodies, --sites or --sensors"
+        )
     model = base
     if body_ids or site_ids:
         model = _with_frame_sensors(
@@ -142,12 +158,12 @@ def user_source(args: argparse.Namespace) -> Source:
     describe = ", ".join(
         f"{k} {one if k == 1 else many}"
         for k, one, many in (
-            (len(body_ids), "body", "bodies"),
-            (len(site_ids), "site", "sites"),
+            (len(body_ids), "body (world pose and velocity)", "bodies (world pose and velocity)"),
+            (len(site_ids), "site (world pose)", "sites (world pose)"),
             (width, "sensordata column", "sensordata columns"),
         )
         if k
-    ) + " (bodies: world pose and velocity; sites: world pose)" * bool(body_ids or site_ids)
+    )
 
     def build(n: int) -> Problem:
         qpos, qvel = random_states(model, n, args.seed)
