@@ -5,7 +5,9 @@ MuJoCo's stage functions, mjbatch-uni's ``refresh_sensor_ranges``, MuJoCo 4's
 ``mujoco.batch`` forward to the velocity stage and the ``mjrefresh`` engines
 (and, with ``--verbose``, an internal single-thread C++ stage loop), on your
 model (MODEL: an MJCF/MJB file or an embedded model name) or by default on
-the embedded models of ``mjrefresh.models``.
+the embedded models of ``mjrefresh.models``. What is refreshed: --bodies their
+world pose and velocity, --sites their world pose, --sensors / --all-posvel
+their sensordata columns.
 
 Every contender's output is checked against ``mj_forward`` on a sample of rows;
 the error is printed next to its time. Timing: warm-up, then interleaved

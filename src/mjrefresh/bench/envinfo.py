@@ -83,6 +83,6 @@ def env_banner(env: dict[str, Any], mjrefresh: bool = False) -> str:
     """The first progress line: CPU, usable CPUs and library versions."""
     line = (
         f"{env['cpu_model']}, {env['usable_cpus']} usable CPUs; mujoco {env['mujoco']}, "
-        f"mjbatch-uni {env['mjbatch_uni']}"
+        f"mjbatch-uni {env['mjbatch_uni'] or 'not installed'}"
     )
     return line + (f", mjrefresh {env['mjrefresh']}" if mjrefresh else "")

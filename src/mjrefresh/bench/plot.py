@@ -89,7 +89,7 @@ def _style_log(axis: Any, which: str) -> None:
     ax = axis.xaxis if which == "x" else axis.yaxis
     ax.set_major_formatter(ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.set_minor_formatter(ticker.FuncFormatter(_minor_label))
-    axis.tick_params(axis=which, which="minor", labelsize=7)
+    axis.tick_params(axis=which, which="both", labelsize=8)
     axis.grid(True, axis=which, which="both", alpha=0.3)
 
 

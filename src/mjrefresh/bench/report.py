@@ -246,7 +246,7 @@ def headline(results: list[dict[str, Any]]) -> list[str]:
     """One summary line per model: the engines' µs/row at the step workload
     and largest N, their speedup over the Python loop, and the verdict."""
     lines = []
-    for model in dict.fromkeys(r["model"] for r in results):
+    for model in sorted({r["model"] for r in results}):
         rs = [r for r in results if r["model"] == model]
         work = "step" if any(r["workload"] == "step" for r in rs) else rs[0]["workload"]
         n = max(r["n"] for r in rs if r["workload"] == work)

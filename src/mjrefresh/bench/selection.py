@@ -18,7 +18,13 @@ import mujoco
 
 from mjrefresh import models
 from mjrefresh.bench.states import random_states
-from mjrefresh.bench.workloads import Problem, Selection, make_problem, sensor_ranges
+from mjrefresh.bench.workloads import (
+    COLUMN_SETS,
+    Problem,
+    Selection,
+    make_problem,
+    sensor_ranges,
+)
 from mjrefresh.cli import load_model, posvel_sensors
 from mjrefresh.plan import refresh_refusals
 
@@ -119,6 +125,15 @@ def _sensor_ids(model: mujoco.MjModel, args: argparse.Namespace) -> list[int]:
     return ids
 
 
+def embedded_source(name: str, args: argparse.Namespace) -> Source:
+    """The embedded model ``name`` refreshing ``args.columns`` (a key of COLUMN_SETS)."""
+    return Source(
+        name,
+        lambda n: make_problem(name, n, args.seed, args.columns),
+        COLUMN_SETS[args.columns],
+    )
+
+
 def user_source(args: argparse.Namespace) -> Source:
     """The problem of ``args.model`` with the selection of ``args``.
 
@@ -130,9 +145,7 @@ def user_source(args: argparse.Namespace) -> Source:
     name = spec if spec in models.MODELS else os.path.splitext(os.path.basename(spec))[0]
     if not (args.bodies or args.sites or args.sensors or args.all_posvel):
         if spec in models.MODELS:
-            return Source(
-                name, lambda n: make_problem(spec, n, args.seed, args.columns), args.columns
-            )
+            return embedded_source(spec, args)
         args.all_posvel = True
     body_ids = _ids(base, _OBJ.mjOBJ_BODY, "bodies", args.bodies or [])
     site_ids = _ids(base, _OBJ.mjOBJ_SITE, "sites", args.sites or [])
@@ -182,8 +195,4 @@ def sources(args: argparse.Namespace) -> list[Source]:
             "mjrefresh bench: --bodies/--sites/--sensors/--all-posvel need a MODEL "
             "(an MJCF/MJB file or an embedded model name)"
         )
-
-    def embedded(name: str) -> Source:
-        return Source(name, lambda n: make_problem(name, n, args.seed, args.columns), args.columns)
-
-    return [embedded(name) for name in args.models]
+    return [embedded_source(name, args) for name in args.models]
