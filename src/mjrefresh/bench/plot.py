@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mjrefresh.bench.contenders import ALL, BY_NAME
+
 Result = dict[str, Any]
 
 
@@ -110,7 +112,9 @@ def plot(results: list[Result], path: Path, env: dict[str, Any]) -> bool:
         return False
     panels = sorted({(r["model"], r["workload"]) for r in results})
     names = sorted({r["contender"] for r in results})
-    colors = {name: f"C{i}" for i, name in enumerate(names)}
+    # one color per contender in every environment's plot, so that PNGs compare
+    order = [c.name for c in ALL] + [n for n in names if n not in BY_NAME]
+    colors = {name: f"C{i % 10}" for i, name in enumerate(order)}
     several_n = len({r["n"] for r in results}) > 1
     ncols = 3 if several_n else 2
     fig, axes = plt.subplots(
