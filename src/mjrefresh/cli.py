@@ -6,6 +6,8 @@ Sub-commands:
 * ``plan MODEL``: what a refresh of a selection on MODEL (an MJCF/MJB file
   or an embedded model name) would run: engine and why, stages, refused
   sensors with their reasons.
+* ``bench [MODEL]``: time every installed way of refreshing that selection
+  here, checked against ``mj_forward`` (:mod:`mjrefresh.bench.cli`).
 """
 
 from __future__ import annotations
@@ -146,6 +148,20 @@ def plan_text(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def add_selection_args(p: argparse.ArgumentParser, posvel_note: str = "") -> None:
+    """``--bodies``, ``--sites`` and ``--sensors`` | ``--all-posvel`` (what
+    ``plan`` and ``bench`` select); ``posvel_note`` ends the last one's help."""
+    p.add_argument("--bodies", nargs="+", metavar="BODY", help="bodies (names or ids)")
+    p.add_argument("--sites", nargs="+", metavar="SITE", help="sites (names or ids)")
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
+    sel.add_argument(
+        "--all-posvel",
+        action="store_true",
+        help="every position/velocity-stage sensor a refresh computes" + posvel_note,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mjrefresh",
@@ -157,18 +173,14 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument(
         "model", help="MJCF (.xml) or MJB file, or an embedded model: " + ", ".join(models.MODELS)
     )
-    pl.add_argument("--bodies", nargs="+", metavar="BODY", help="bodies (names or ids)")
+    add_selection_args(pl)
     pl.add_argument("--relative-to", metavar="BODY", help="frame of the *_rel body outputs")
-    pl.add_argument("--sites", nargs="+", metavar="SITE", help="sites (names or ids)")
-    sel = pl.add_mutually_exclusive_group()
-    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
-    sel.add_argument(
-        "--all-posvel",
-        action="store_true",
-        help="every position/velocity-stage sensor a refresh computes",
-    )
     pl.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto")
     pl.add_argument("--verbose", "-v", action="store_true", help="full listing")
+    from .bench.cli import add_parser as add_bench_parser
+
+    bench = add_bench_parser(sub)
+    bench.set_defaults(parser=bench)
     return p
 
 
@@ -179,4 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(info_lines()))
     elif args.command == "plan":
         print(plan_text(args))
+    elif args.command == "bench":
+        from .bench.cli import main as bench_main
+
+        return bench_main(args, args.parser)
     return 0

@@ -41,9 +41,8 @@ def mjrefresh_unavailable(engine: str) -> str | None:
     if not hasattr(mjrefresh, "Refresher"):
         where = ", ".join(getattr(mjrefresh, "__path__", []))
         return f"mjrefresh (at {where}) has no Refresher yet"
-    from bench.common.models import load_models_module
+    from mjrefresh import models
 
-    models = load_models_module()
     model = models.quadruped()
     try:
         refresher = mjrefresh.Refresher(

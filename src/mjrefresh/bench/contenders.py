@@ -1,7 +1,7 @@
 """The ways of refreshing tracked sensor columns that the benchmark compares.
 
 Every contender refreshes the selected sensordata column ranges for the
-selected rows of a :class:`bench.micro.workloads.Problem` from the rows'
+selected rows of a :class:`mjrefresh.bench.workloads.Problem` from the rows'
 ``qpos``/``qvel``. Each one is only built when the library it needs is
 installed; :func:`availability` says why one is skipped.
 
@@ -21,13 +21,20 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from bench.common.availability import (
+from mjrefresh.bench.availability import (
     mjbatch_unavailable,
     mjrefresh_unavailable,
     mujoco_batch_unavailable,
 )
-from bench.common.stage_loop import python_stage_loop
-from bench.micro.workloads import Problem
+from mjrefresh.bench.stage_loop import python_stage_loop
+from mjrefresh.bench.workloads import Problem
+
+
+def _axes(site_mat: np.ndarray) -> np.ndarray:
+    """(N, S, 9) row-major rotation matrices as their x, y, z axes (columns),
+    the layout of framexaxis/frameyaxis/framezaxis sensors."""
+    n, s, _ = site_mat.shape
+    return site_mat.reshape(n, s, 3, 3).transpose(0, 1, 3, 2).reshape(n, s, 9)
 
 
 class Unsupported(Exception):
@@ -49,6 +56,7 @@ class Contender:
     description = ""
     multithreaded = True
     owns_output = True
+    internal = False  # shown only in the verbose table
 
     def __init__(self, problem: Problem, threads: int) -> None:
         self.problem = problem
@@ -86,7 +94,10 @@ class PythonLoop(Contender):
     """Per-row Python loop over the five stage functions on a scratch MjData."""
 
     name = "python_loop"
-    description = "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, mj_sensorVel on a scratch MjData"
+    description = (
+        "per-row Python loop: mj_kinematics, mj_comPos, mj_comVel, mj_sensorPos, "
+        "mj_sensorVel on a scratch MjData"
+    )
     multithreaded = False
 
     def __init__(self, problem: Problem, threads: int) -> None:
@@ -199,12 +210,23 @@ class _MjrefreshEngine(Contender):
         super().__init__(problem, threads)
         import mjrefresh
 
-        self.refresher = mjrefresh.Refresher(
-            problem.model,
-            sensor_ranges=list(problem.ranges),
-            num_threads=threads,
-            engine=self.engine,
-        )
+        sel = problem.selection
+        if sel is None:
+            self.refresher = mjrefresh.Refresher(
+                problem.model,
+                sensor_ranges=list(problem.ranges),
+                num_threads=threads,
+                engine=self.engine,
+            )
+        else:  # the user's selection on the user's model, as an application plans it
+            self.refresher = mjrefresh.Refresher(
+                sel.base_model,
+                bodies=sel.bodies,
+                sites=sel.sites,
+                sensor_ranges=sel.sensor_ranges or None,
+                num_threads=threads,
+                engine=self.engine,
+            )
         self.out = self.refresher.outputs(problem.n)
 
     @property
@@ -233,7 +255,30 @@ class _MjrefreshEngine(Contender):
         return run
 
     def sensordata(self) -> np.ndarray:
-        return self.out.sensordata
+        sel = self.problem.selection
+        if sel is None:
+            return self.out.sensordata
+        # For the check only: the outputs laid out like the problem model's
+        # sensordata (the appended frame-sensor block after the user's columns).
+        full = np.full((self.problem.n, self.problem.model.nsensordata), np.nan)
+        if self.out.sensordata is not None:
+            full[:, : sel.block_start] = self.out.sensordata
+        o = self.out
+        blocks = [
+            np.concatenate(parts, axis=2).reshape(self.problem.n, -1)
+            for parts in (
+                (o.body_pos, o.body_quat, o.body_linvel, o.body_angvel) if sel.bodies else (),
+                (o.site_pos, _axes(o.site_mat)) if sel.sites else (),
+            )
+            if parts
+        ]
+        if blocks:
+            full[:, sel.block_start :] = np.concatenate(blocks, axis=1)
+        return full
+
+    def poison(self) -> None:
+        for array in self.out.arrays().values():
+            array[...] = np.nan
 
     def stage_floor(self, mask: np.ndarray) -> float | None:
         """Seconds the planned MuJoCo stage functions alone take for the rows
@@ -271,8 +316,12 @@ class StageLoopCpp(Contender):
     """Single-thread C++ loop over the five stage functions."""
 
     name = "stage_loop_cpp"
-    description = "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row (reset: gathered rows)"
+    description = (
+        "mjrefresh._core.stage_loop: one C++ thread, the five stage functions per row "
+        "(reset: gathered rows)"
+    )
     multithreaded = False
+    internal = True
 
     @classmethod
     def unavailable(cls) -> str | None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from bench.common.models import forward_columns, load_models_module, random_states
+from mjrefresh import models
+from mjrefresh.bench.states import forward_columns, random_states
 
 #: Workload name -> description. "step": every row dirty (refresh after a
 #: vector step); "reset": a few percent of rows dirty (partial reset).
@@ -28,6 +29,25 @@ COLUMN_SETS: dict[str, str] = {
 
 
 @dataclass
+class Selection:
+    """A user's selection as ``Refresher`` arguments on the user's own model.
+
+    The problem's model is that model with one frame sensor per selected
+    output appended (``block_start`` onwards: per body framepos, framequat,
+    framelinvel, frameangvel on its xbody; per site framepos and the frame's
+    x, y, z axes, i.e. ``site_mat`` transposed), so
+    that contenders refreshing sensordata columns compute the same values as
+    ``Refresher(bodies=..., sites=...)`` writes, and ``mj_forward`` checks both.
+    """
+
+    base_model: mujoco.MjModel  # the user's model, what mjrefresh plans on
+    bodies: list[int]
+    sites: list[int]
+    sensor_ranges: list[tuple[int, int]]  # columns of the selected sensors
+    block_start: int  # first appended column (= base_model.nsensordata)
+
+
+@dataclass
 class Problem:
     """One model with N random states and the sensordata columns to refresh."""
 
@@ -36,9 +56,11 @@ class Problem:
     qpos: np.ndarray  # (N, nq), C-contiguous
     qvel: np.ndarray  # (N, nv), C-contiguous
     ranges: list[tuple[int, int]]  # disjoint sorted half-open column ranges
+    selection: Selection | None = None  # set for a user's bodies/sites selection
 
     @property
     def n(self) -> int:
+        """The number of simulations (rows)."""
         return self.qpos.shape[0]
 
     @property
@@ -47,15 +69,10 @@ class Problem:
         return np.concatenate([np.arange(a, b) for a, b in self.ranges])
 
 
-def posvel_ranges(model: mujoco.MjModel) -> list[tuple[int, int]]:
-    """Merged column ranges of the sensors that need only the POS or VEL stage."""
+def sensor_ranges(model: mujoco.MjModel, sensors: list[int]) -> list[tuple[int, int]]:
+    """Merged sorted column ranges of the given sensor ids."""
     ranges: list[tuple[int, int]] = []
-    for s in range(model.nsensor):
-        if int(model.sensor_needstage[s]) not in (
-            mujoco.mjtStage.mjSTAGE_POS,
-            mujoco.mjtStage.mjSTAGE_VEL,
-        ):
-            continue
+    for s in sorted(set(sensors)):
         a = int(model.sensor_adr[s])
         b = a + int(model.sensor_dim[s])
         if ranges and ranges[-1][1] == a:
@@ -65,12 +82,19 @@ def posvel_ranges(model: mujoco.MjModel) -> list[tuple[int, int]]:
     return ranges
 
 
+def posvel_ranges(model: mujoco.MjModel) -> list[tuple[int, int]]:
+    """Merged column ranges of the sensors that need only the POS or VEL stage."""
+    stages = (mujoco.mjtStage.mjSTAGE_POS, mujoco.mjtStage.mjSTAGE_VEL)
+    return sensor_ranges(
+        model, [s for s in range(model.nsensor) if int(model.sensor_needstage[s]) in stages]
+    )
+
+
 def make_problem(name: str, n: int, seed: int = 0, columns: str = "tracking") -> Problem:
     """Build the embedded model ``name`` with ``n`` random states.
 
     ``columns`` is a key of :data:`COLUMN_SETS`.
     """
-    models = load_models_module()
     model = models.MODELS[name]()
     if columns == "tracking":
         layout = models.tracking_layout(model)

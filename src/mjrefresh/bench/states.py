@@ -1,41 +1,10 @@
-"""The embedded models of ``mjrefresh.models`` and random states on them."""
+"""Random states on a model and the ``mj_forward`` reference the benchmarks
+check every refresh against."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import mujoco
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def load_models_module() -> ModuleType:
-    """``mjrefresh.models``, from the installed package or else from src/.
-
-    The file is self-contained, so it is loaded directly when the package
-    (whose native core may be missing) cannot be imported.
-    """
-    try:
-        from mjrefresh import models  # type: ignore[import-not-found]
-
-        return models
-    except Exception:  # noqa: BLE001 - any import failure: fall back to the file
-        pass
-    name = "_mjrefresh_models_standalone"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = REPO / "src" / "mjrefresh" / "models.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def random_states(model: mujoco.MjModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

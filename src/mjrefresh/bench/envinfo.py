@@ -8,7 +8,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from bench.common.availability import mujoco_batch_unavailable
+from mjrefresh.bench.availability import mujoco_batch_unavailable
 
 THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
@@ -52,10 +52,7 @@ def collect() -> dict[str, Any]:
     import mujoco
     import numpy
 
-    try:
-        load = os.getloadavg()
-    except OSError:
-        load = None
+    load = loadavg()
     return {
         "cpu_model": cpu_model(),
         "logical_cpus": os.cpu_count(),
@@ -70,5 +67,22 @@ def collect() -> dict[str, Any]:
         "mjrefresh": package_version("mjrefresh"),
         "matplotlib": package_version("matplotlib"),
         "thread_env": {k: os.environ.get(k) for k in THREAD_ENV_VARS},
-        "loadavg_at_start": list(load) if load else None,
+        "loadavg_at_start": load,
     }
+
+
+def loadavg() -> list[float] | None:
+    """The 1, 5 and 15-minute load averages, or None where the OS has none."""
+    try:
+        return list(os.getloadavg())
+    except OSError:
+        return None
+
+
+def env_banner(env: dict[str, Any], mjrefresh: bool = False) -> str:
+    """The first progress line: CPU, usable CPUs and library versions."""
+    line = (
+        f"{env['cpu_model']}, {env['usable_cpus']} usable CPUs; mujoco {env['mujoco']}, "
+        f"mjbatch-uni {env['mjbatch_uni'] or 'not installed'}"
+    )
+    return line + (f", mjrefresh {env['mjrefresh']}" if mjrefresh else "")
