@@ -4,7 +4,7 @@ A :class:`StateCache` sits between a simulation backend and one
 :class:`~mjrefresh.Refresher`. The backend tells it what happened to each row
 (``mark_stepped`` after physics, ``mark_fresh`` after its own forward/reset,
 ``mark_dirty`` after a state write); readers ask it for values
-(``body_pos_w``, ``sensor``, ...). A read refreshes, in one native call, only
+(``body_pos``, ``sensor``, ...). A read refreshes, in one native call, only
 the dirty rows among the rows it returns; a repeated read refreshes nothing.
 
 This module holds the read accessors; binding, marks and refreshes are in
@@ -13,6 +13,7 @@ This module holds the read accessors; binding, marks and refreshes are in
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, Union
 
@@ -24,6 +25,38 @@ from .cache_lifecycle import CacheLifecycle, CacheStats
 from .outputs import RefreshOutputs
 
 __all__ = ["BodiesLike", "CacheStats", "RowsLike", "StateCache", "normalize_rows"]
+
+#: Read names of earlier releases -> the name they were renamed to. Reads are
+#: named like the outputs they return (``RefreshOutputs``, ``Refresher``), so
+#: there is one vocabulary; the old names stay for one release and warn.
+DEPRECATED_READS: dict[str, str] = {
+    "body_pos_w": "body_pos",
+    "body_quat_w": "body_quat",
+    "body_linvel_w": "body_linvel",
+    "body_angvel_w": "body_angvel",
+    "body_pos_b": "body_pos_rel",
+    "body_quat_b": "body_quat_rel",
+    "site_pos_w": "site_pos",
+    "site_mat_w": "site_mat",
+}
+
+
+def _deprecated_read(old: str, new: str) -> Any:
+    """A method `old` that warns (DeprecationWarning) and calls `new`."""
+
+    def read(self: StateCache, *args: Any, **kwargs: Any) -> np.ndarray:
+        warnings.warn(
+            f"StateCache.{old} is deprecated and will be removed in the next release; "
+            f"use StateCache.{new} (same values)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    read.__name__ = read.__qualname__ = old
+    read.__doc__ = f"Deprecated alias of :meth:`{new}` (removed in the next release)."
+    return read
+
 
 #: What ``bodies`` accepts: None (all of the refresher's bodies), one body name
 #: or model body id (drops the body axis), or a sequence of them.
@@ -41,8 +74,8 @@ class StateCache(CacheLifecycle):
     * :meth:`mark_stepped` after physics (derived values are one substep
       stale), :meth:`mark_dirty` after writing state without a forward,
       :meth:`mark_fresh` after the backend's own forward/reset.
-    * ``body_pos_w``/``body_quat_w``/``body_linvel_w``/``body_angvel_w``
-      (world frame), ``body_pos_b``/``body_quat_b`` (in the refresher's
+    * ``body_pos``/``body_quat``/``body_linvel``/``body_angvel``
+      (world frame), ``body_pos_rel``/``body_quat_rel`` (in the refresher's
       ``relative_to`` frame), :meth:`sensor` and :meth:`outputs` refresh, in
       one native call, the dirty rows among the rows they return, then return
       the values. Nothing else is refreshed: other dirty rows stay dirty.
@@ -87,10 +120,10 @@ class StateCache(CacheLifecycle):
     """
 
     # ----------------------------------------------------------------- reads
-    def _output(self, name: str, what: str) -> np.ndarray:
+    def _output(self, name: str) -> np.ndarray:
         arr = self._outputs.get(name)
         if arr is None:
-            raise ValueError(f"{what}: the refresher selects no {self._why_missing(name)}")
+            raise ValueError(f"{name}: the refresher selects no {self._why_missing(name)}")
         return arr
 
     def _why_missing(self, name: str) -> str:
@@ -164,48 +197,46 @@ class StateCache(CacheLifecycle):
             return np.take(a, cols, axis=a.ndim - 2)
         return a[..., cols, :]
 
-    def _read_items(
-        self, name: str, what: str, bodies: BodiesLike, env_ids: RowsLike
-    ) -> np.ndarray:
-        arr = self._output(name, what)
+    def _read_items(self, name: str, bodies: BodiesLike, env_ids: RowsLike) -> np.ndarray:
+        arr = self._output(name)
         cols = self._body_index(bodies)
         rows = self._prepare(env_ids)
         return self._take(arr, rows, cols)
 
-    def body_pos_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_pos(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World position of the bodies' frames, ``(N, B, 3)`` (rows/bodies selectable)."""
-        return self._read_items("body_pos", "body_pos_w", bodies, env_ids)
+        return self._read_items("body_pos", bodies, env_ids)
 
-    def body_quat_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_quat(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World orientation (w, x, y, z) of the bodies' frames, ``(N, B, 4)``."""
-        return self._read_items("body_quat", "body_quat_w", bodies, env_ids)
+        return self._read_items("body_quat", bodies, env_ids)
 
-    def body_linvel_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_linvel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World linear velocity of the bodies' frame origins, ``(N, B, 3)``."""
-        return self._read_items("body_linvel", "body_linvel_w", bodies, env_ids)
+        return self._read_items("body_linvel", bodies, env_ids)
 
-    def body_angvel_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_angvel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World angular velocity of the bodies, ``(N, B, 3)``."""
-        return self._read_items("body_angvel", "body_angvel_w", bodies, env_ids)
+        return self._read_items("body_angvel", bodies, env_ids)
 
-    def body_pos_b(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_pos_rel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """Position of the bodies in the ``relative_to`` body's frame, ``(N, B, 3)``."""
-        return self._read_items("body_pos_rel", "body_pos_b", bodies, env_ids)
+        return self._read_items("body_pos_rel", bodies, env_ids)
 
-    def body_quat_b(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_quat_rel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """Orientation of the bodies in the ``relative_to`` body's frame, ``(N, B, 4)``."""
-        return self._read_items("body_quat_rel", "body_quat_b", bodies, env_ids)
+        return self._read_items("body_quat_rel", bodies, env_ids)
 
-    def site_pos_w(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
+    def site_pos(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
         """World position of the refresher's sites, ``(N, S, 3)``."""
         self._check_no_subset(sites)
-        arr = self._output("site_pos", "site_pos_w")
+        arr = self._output("site_pos")
         return self._take(arr, self._prepare(env_ids), None)
 
-    def site_mat_w(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
+    def site_mat(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
         """World orientation matrix (row-major) of the refresher's sites, ``(N, S, 9)``."""
         self._check_no_subset(sites)
-        arr = self._output("site_mat", "site_mat_w")
+        arr = self._output("site_mat")
         return self._take(arr, self._prepare(env_ids), None)
 
     @staticmethod
@@ -282,3 +313,7 @@ class StateCache(CacheLifecycle):
         if rows is None:
             return self._out
         return RefreshOutputs(**{k: v[rows] for k, v in self._outputs.items()})
+
+
+for _old, _new in DEPRECATED_READS.items():
+    setattr(StateCache, _old, _deprecated_read(_old, _new))

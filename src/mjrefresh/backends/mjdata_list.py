@@ -42,7 +42,7 @@ class MjDataListCache(StateCache):
     the selected sites. Afterwards those fields equal what ``mj_forward``
     gives; every other field, including acceleration-stage sensors, is
     unchanged. Velocities and relative poses are read from the cache
-    (``body_linvel_w``, ``body_pos_b``, ...).
+    (``body_linvel``, ``body_pos_rel``, ...).
 
     Gather and scatter are Python loops over the refreshed rows only (a few
     microseconds per row); a per-row pointer path in the native core would
