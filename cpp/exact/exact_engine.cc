@@ -1,10 +1,11 @@
-#include "exact_engine.h"
+#include "exact/exact_engine.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
-#include "mujoco_error_trap.h"
+#include "core/frame_math.h"
+#include "core/mujoco_error_trap.h"
 
 namespace mjrefresh {
 namespace {
@@ -162,15 +163,13 @@ void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
     if (want_rel && r >= 0) {
       // Same arithmetic as framepos/framequat with reftype xbody.
       if (out.body_pos_rel.valid()) {
-        mjtNum rvec[3], pos[3];
-        mju_sub3(rvec, d->xpos + 3 * b, d->xpos + 3 * r);
-        mju_mulMatTVec3(pos, d->xmat + 9 * r, rvec);
+        mjtNum pos[3];
+        math::pos_in_frame(pos, d->xpos + 3 * b, d->xpos + 3 * r, d->xmat + 9 * r);
         store_item(out.body_pos_rel, row, k, pos);
       }
       if (out.body_quat_rel.valid()) {
-        mjtNum refquat[4], quat[4];
-        mju_negQuat(refquat, d->xquat + 4 * r);
-        mju_mulQuat(quat, refquat, d->xquat + 4 * b);
+        mjtNum quat[4];
+        math::quat_in_frame(quat, d->xquat + 4 * b, d->xquat + 4 * r);
         store_item(out.body_quat_rel, row, k, quat);
       }
     }
