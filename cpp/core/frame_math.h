@@ -7,10 +7,13 @@
 // - Pure inline templates on caller-owned arrays; no state, no allocation,
 //   no MuJoCo calls; safe on any thread. NaN/Inf in, NaN/Inf out.
 // - Each kernel evaluates the same expressions, in the same order, as the
-//   MuJoCo function named in its comment (engine_util_spatial.c /
-//   engine_util_blas.c), so results are bit-identical to MuJoCo's (the exact
-//   engine's relative outputs are compared bit for bit with mj_forward's
-//   framepos/framequat sensors).
+//   MuJoCo 3.11 function named in its comment (engine_util_spatial.c /
+//   engine_util_blas.c). MuJoCo 4.0 changed the rounding of some of them
+//   (mju_mulQuat), so the compositions (pos_in_frame, quat_in_frame) are
+//   templates over the kernel set K: Inline (these kernels, inlinable: the
+//   fast engine) or a set calling libmujoco's own functions (the exact
+//   engine, whose relative outputs must equal mj_forward's framepos /
+//   framequat bit for bit on every MuJoCo version).
 // - T is the value type of row data: double, or a vector of lanes (the fast
 //   engine's V2, two rows per SSE2 register) computing lane by lane exactly
 //   what the double version computes. U (model constants) is double or T.
@@ -105,22 +108,42 @@ inline void neg_quat(T r[4], const T q[4]) {
   r[3] = -q[3];
 }
 
+// The kernels above as a kernel set for the compositions below.
+struct Inline {
+  template <class T>
+  static void sub3(T r[3], const T a[3], const T b[3]) {
+    math::sub3(r, a, b);
+  }
+  template <class T>
+  static void mat_t_vec(T r[3], const T m[9], const T v[3]) {
+    math::mat_t_vec(r, m, v);
+  }
+  template <class T>
+  static void neg_quat(T r[4], const T q[4]) {
+    math::neg_quat(r, q);
+  }
+  template <class T>
+  static void mul_quat(T r[4], const T a[4], const T b[4]) {
+    math::mul_quat(r, a, b);
+  }
+};
+
 // Position of world point `pos` in the frame (ref_pos, ref_mat): framepos
 // with a reference frame in mj_sensorPos (mju_sub3, then mju_mulMatTVec3).
-template <class T>
+template <class K = Inline, class T>
 inline void pos_in_frame(T r[3], const T pos[3], const T ref_pos[3], const T ref_mat[9]) {
   T d[3];
-  sub3(d, pos, ref_pos);
-  mat_t_vec(r, ref_mat, d);
+  K::sub3(d, pos, ref_pos);
+  K::mat_t_vec(r, ref_mat, d);
 }
 
 // Orientation `quat` relative to `ref_quat`: framequat with a reference
 // frame in mj_sensorPos (mju_negQuat, then mju_mulQuat). r may alias quat.
-template <class T>
+template <class K = Inline, class T>
 inline void quat_in_frame(T r[4], const T quat[4], const T ref_quat[4]) {
   T rq[4];
-  neg_quat(rq, ref_quat);
-  mul_quat(r, rq, quat);
+  K::neg_quat(rq, ref_quat);
+  K::mul_quat(r, rq, quat);
 }
 
 // Linear velocity at world point `point` of a rigid frame whose origin
