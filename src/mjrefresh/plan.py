@@ -89,6 +89,7 @@ _CAMERA_STAGES = frozenset({"kinematics", "comPos", "camlight"})
 
 ENGINES: tuple[str, ...] = ("auto", "exact", "fast")
 
+
 def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | None:
     """None if the fast engine computes all of `sensor_ids`, else why not.
 
