@@ -11,12 +11,12 @@
 //   range, and inputs/outputs must already be validated (the binding,
 //   bindings/register_refresher.cc, does this while holding the GIL). run()
 //   must be called WITHOUT the GIL.
-// - with_engine(fn): runs fn on the engine under the call lock (benchmark
-//   hooks, bench_hooks/); throws std::runtime_error if closed.
 //   Calls on one Refresher are serialised by an internal mutex: a second
 //   caller waits until the first returns. Rows are handed out in chunks from
 //   a shared atomic counter, so uneven row costs stay balanced; calls with
 //   few rows wake only as many workers as the rows justify.
+// - with_engine(fn): runs fn on the engine under the call lock (benchmark
+//   hooks, bench_hooks/); throws std::runtime_error if closed.
 // - Errors: a MuJoCo error in a row does not stop the other rows; run()
 //   returns the failing rows (sorted) and the lowest one's message.
 // - fork(): if the process forked while another thread of the parent was
@@ -31,10 +31,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
-
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
