@@ -18,18 +18,8 @@ from .bound_refresh import RefreshError as RefreshError  # importable from here 
 from .outputs import ITEM_WIDTH, OUTPUT_NAMES, RefreshOutputs, as_array
 from .plan import RefreshPlan, build_plan
 
-_STAGE_BITS: dict[str, int] = {
-    "kinematics": _core.STAGE_KINEMATICS,
-    "comPos": _core.STAGE_COMPOS,
-    "camlight": _core.STAGE_CAMLIGHT,
-    "flex": _core.STAGE_FLEX,
-    "tendon": _core.STAGE_TENDON,
-    "transmission": _core.STAGE_TRANSMISSION,
-    "sensorPos": _core.STAGE_SENSORPOS,
-    "comVel": _core.STAGE_COMVEL,
-    "fwdVelocity": _core.STAGE_FWDVELOCITY,
-    "sensorVel": _core.STAGE_SENSORVEL,
-}
+# Stage name -> bit of the native Stage flag enum (names as in plan.py).
+_STAGE_BITS: dict[str, int] = {str(s.name): int(s.value) for s in _core.Stage}
 
 
 # Refreshers still open at interpreter exit are closed (threads joined) before
@@ -146,19 +136,18 @@ class Refresher:
             stages |= _STAGE_BITS[s]
         p = self._plan
         self._model = model
-        self._core = _core.Refresher(
-            model._address,
-            stages,
-            list(p.column_ranges),
-            list(p.sensor_ids),
-            list(p.body_ids),
-            -1 if p.relative_to_id is None else p.relative_to_id,
-            list(p.site_ids),
-            threads,
-            pins,
-            self._plan.engine,
-            list(p.model_field_ids),
-        )
+        config = _core.Config()
+        config.stages = _core.Stage(stages)
+        config.columns = list(p.column_ranges)
+        config.sensors = list(p.sensor_ids)
+        config.bodies = list(p.body_ids)
+        config.relative_to = -1 if p.relative_to_id is None else p.relative_to_id
+        config.sites = list(p.site_ids)
+        config.model_fields = list(p.model_field_ids)
+        config.engine = _core.EngineKind[self._plan.engine]
+        config.num_threads = threads
+        config.cpu_ids = pins
+        self._core = _core.Refresher(model._address, config)
         _LIVE.add(self)
 
     # ------------------------------------------------------------------ info

@@ -20,7 +20,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "selection.h"
+#include "core/selection.h"
 
 namespace mjrefresh {
 
@@ -35,8 +35,8 @@ class RowEngine {
   // costs the caller about 6 us and the row work must outweigh that.
   virtual int64_t min_rows_per_thread() const = 0;
   virtual bool pairs() const { return false; }
-  virtual void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
-                            const Outputs& out) {}
+  virtual void refresh_pair(int /*t*/, int64_t /*row_a*/, int64_t /*row_b*/,
+                            const Inputs& /*in*/, const Outputs& /*out*/) {}
   // Called in a forked child before its first refresh: scratch state may have
   // been copied mid-row from a parent thread; make it usable again.
   virtual void after_fork() {}

@@ -12,7 +12,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "array_view.h"
+#include "core/array_view.h"
 
 namespace mjrefresh {
 

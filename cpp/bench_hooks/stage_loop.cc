@@ -1,10 +1,10 @@
-#include "stage_loop.h"
+#include "bench_hooks/stage_loop.h"
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 
-#include "mujoco_error_trap.h"
+#include "core/mujoco_error_trap.h"
 
 namespace mjrefresh {
 namespace {

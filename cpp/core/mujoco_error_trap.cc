@@ -1,4 +1,4 @@
-#include "mujoco_error_trap.h"
+#include "core/mujoco_error_trap.h"
 
 #include <csetjmp>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "refresher.h"
+#include "core/refresher.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,11 +7,10 @@
 #include <new>
 #include <string>
 
-#include <unistd.h>
-
-#include "exact_engine.h"
-#include "mujoco_error_trap.h"
-#include "fast_engine.h"
+#include "core/fork_generation.h"
+#include "core/mujoco_error_trap.h"
+#include "exact/exact_engine.h"
+#include "fast/fast_engine.h"
 
 namespace mjrefresh {
 namespace {
@@ -61,11 +60,11 @@ void validate_selection(const mjModel* m, const Selection& sel) {
   }
 }
 
-Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engine,
-                     int num_threads, std::vector<int> cpu_ids)
-    : num_threads_(std::max(1, num_threads)), owner_pid_(getpid()) {
+Refresher::Refresher(const mjModel* model, const Config& config)
+    : num_threads_(std::max(1, config.num_threads)), fork_gen_(fork_generation()) {
+  Selection selection = config;  // the engines keep only the selection
   validate_selection(model, selection);
-  switch (engine) {
+  switch (config.engine) {
     case EngineKind::kExact:
       engine_ = std::make_unique<ExactEngine>(model, std::move(selection), num_threads_);
       break;
@@ -73,18 +72,18 @@ Refresher::Refresher(const mjModel* model, Selection selection, EngineKind engin
       engine_ = std::make_unique<FastEngine>(model, std::move(selection), num_threads_);
       break;
   }
-  pool_ = std::make_unique<WorkerPool>(num_threads_, std::move(cpu_ids));
+  pool_ = std::make_unique<WorkerPool>(num_threads_, config.cpu_ids);
 }
 
 Refresher::~Refresher() { close(); }
 
 void Refresher::recover_after_fork() {
-  if (getpid() == owner_pid_) return;
+  if (fork_generation() == fork_gen_) return;
   // Child process: the parent's threads are gone; the lock may have been held
   // by one of them at fork time. Re-create it (nobody in this process can own
   // it), and reset scratch state that may have been copied mid-row.
   new (&mutex_) std::mutex();
-  owner_pid_ = getpid();
+  fork_gen_ = fork_generation();
   if (engine_) engine_->after_fork();
 }
 
@@ -98,18 +97,11 @@ void Refresher::close() {
 
 bool Refresher::closed() const { return closed_.load(); }
 
-double Refresher::stage_seconds(const int64_t* rows, int64_t num_rows, const Inputs& in) {
+void Refresher::with_engine(const std::function<void(RowEngine&)>& fn) {
   recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!pool_) throw std::runtime_error("Refresher is closed");
-  auto* exact = dynamic_cast<ExactEngine*>(engine_.get());
-  if (exact == nullptr) throw std::runtime_error("stage_seconds needs the exact engine");
-  int64_t ns = 0;
-  char message[1024];
-  if (!exact->time_stages(rows, num_rows, in, &ns, message, sizeof(message))) {
-    throw std::runtime_error(std::string("MuJoCo error: ") + message);
-  }
-  return static_cast<double>(ns) * 1e-9;
+  fn(*engine_);
 }
 
 RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in,

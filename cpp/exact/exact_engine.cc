@@ -1,13 +1,28 @@
-#include "exact_engine.h"
+#include "exact/exact_engine.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
-#include "mujoco_error_trap.h"
+#include "core/frame_math.h"
+#include "core/mujoco_error_trap.h"
 
 namespace mjrefresh {
 namespace {
+
+// The kernel set of core/frame_math.h's compositions as libmujoco's own
+// functions: relative outputs then round exactly like mj_forward's
+// framepos/framequat sensors on the MuJoCo this module runs with.
+struct MujocoKernels {
+  static void sub3(mjtNum r[3], const mjtNum a[3], const mjtNum b[3]) { mju_sub3(r, a, b); }
+  static void mat_t_vec(mjtNum r[3], const mjtNum m[9], const mjtNum v[3]) {
+    mju_mulMatTVec3(r, m, v);
+  }
+  static void neg_quat(mjtNum r[4], const mjtNum q[4]) { mju_negQuat(r, q); }
+  static void mul_quat(mjtNum r[4], const mjtNum a[4], const mjtNum b[4]) {
+    mju_mulQuat(r, a, b);
+  }
+};
 
 struct StageJob {
   const mjModel* m;
@@ -162,15 +177,14 @@ void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
     if (want_rel && r >= 0) {
       // Same arithmetic as framepos/framequat with reftype xbody.
       if (out.body_pos_rel.valid()) {
-        mjtNum rvec[3], pos[3];
-        mju_sub3(rvec, d->xpos + 3 * b, d->xpos + 3 * r);
-        mju_mulMatTVec3(pos, d->xmat + 9 * r, rvec);
+        mjtNum pos[3];
+        math::pos_in_frame<MujocoKernels>(pos, d->xpos + 3 * b, d->xpos + 3 * r,
+                                          d->xmat + 9 * r);
         store_item(out.body_pos_rel, row, k, pos);
       }
       if (out.body_quat_rel.valid()) {
-        mjtNum refquat[4], quat[4];
-        mju_negQuat(refquat, d->xquat + 4 * r);
-        mju_mulQuat(quat, refquat, d->xquat + 4 * b);
+        mjtNum quat[4];
+        math::quat_in_frame<MujocoKernels>(quat, d->xquat + 4 * b, d->xquat + 4 * r);
         store_item(out.body_quat_rel, row, k, quat);
       }
     }

@@ -1,9 +1,11 @@
-#include "worker_pool.h"
+#include "core/worker_pool.h"
 
 #include <algorithm>
 
 #include <sched.h>
 #include <unistd.h>
+
+#include "core/fork_generation.h"
 
 namespace mjrefresh {
 namespace {
@@ -43,7 +45,7 @@ bool cpu_in_affinity(int cpu) {
 }
 
 WorkerPool::WorkerPool(int size, std::vector<int> cpu_ids)
-    : size_(std::max(1, size)), cpu_ids_(std::move(cpu_ids)), owner_pid_(getpid()) {
+    : size_(std::max(1, size)), cpu_ids_(std::move(cpu_ids)), fork_gen_(fork_generation()) {
   start_workers();
 }
 
@@ -58,7 +60,7 @@ void WorkerPool::start_workers() {
 }
 
 WorkerPool::~WorkerPool() {
-  if (getpid() != owner_pid_) {
+  if (fork_generation() != fork_gen_) {
     // Forked child that never called run(): the workers belong to the parent.
     new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
     return;
@@ -106,10 +108,10 @@ void WorkerPool::worker_main(int index) {
 }
 
 void WorkerPool::run(int active, const std::function<void(int)>& task) {
-  if (getpid() != owner_pid_) {
+  if (fork_generation() != fork_gen_) {
     // Child after fork(): the parent's workers do not exist here.
     new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
-    owner_pid_ = getpid();
+    fork_gen_ = fork_generation();
     start_workers();
   }
   active = std::clamp(active, 1, size_);

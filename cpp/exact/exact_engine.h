@@ -30,8 +30,8 @@
 
 #include <mujoco/mujoco.h>
 
-#include "row_engine.h"
-#include "selection.h"
+#include "core/row_engine.h"
+#include "core/selection.h"
 
 namespace mjrefresh {
 

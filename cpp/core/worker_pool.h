@@ -20,8 +20,9 @@
 // - Pinning: cpu_ids (Linux only) pins participant i to cpu_ids[i % size];
 //   the caller thread is pinned only for the duration of run() and restored.
 // - fork(): threads do not survive fork(). run() detects that it is running
-//   in a child process (pid changed) and starts fresh workers there; the
-//   parent's thread handles are leaked on purpose (they cannot be joined).
+//   in a child process (fork_generation() changed) and starts fresh workers
+//   there; the parent's thread handles are leaked on purpose (they cannot be
+//   joined).
 // - Destruction joins all workers.
 #pragma once
 
@@ -31,8 +32,6 @@
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <sys/types.h>
 
 namespace mjrefresh {
 
@@ -63,7 +62,7 @@ class WorkerPool {
 
   int size_;
   std::vector<int> cpu_ids_;
-  pid_t owner_pid_;
+  uint64_t fork_gen_;  // fork_generation() the workers were started in
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> threads_;
   const std::function<void(int)>* task_ = nullptr;

@@ -1,4 +1,4 @@
-// Small 3-D math kernels of the fast engine.
+// Small 3-D math kernels of the fast engine (on top of core/frame_math.h).
 //
 // Contract
 // - Pure inline functions on caller-owned arrays; no state, no allocation,
@@ -29,93 +29,27 @@
 
 #include <mujoco/mujoco.h>
 
+#include "core/frame_math.h"
+
 namespace mjrefresh::fast {
 
 // Two rows side by side (GCC/Clang vector extension; SSE2 on x86-64).
 typedef double V2 __attribute__((vector_size(16)));
 
-template <class T>
-inline void copy3(T r[3], const T a[3]) {
-  r[0] = a[0];
-  r[1] = a[1];
-  r[2] = a[2];
-}
-
-template <class T>
-inline void copy4(T r[4], const T a[4]) {
-  r[0] = a[0];
-  r[1] = a[1];
-  r[2] = a[2];
-  r[3] = a[3];
-}
-
-template <class T>
-inline void sub3(T r[3], const T a[3], const T b[3]) {
-  r[0] = a[0] - b[0];
-  r[1] = a[1] - b[1];
-  r[2] = a[2] - b[2];
-}
-
-template <class T>
-inline void add_to3(T r[3], const T a[3]) {
-  r[0] += a[0];
-  r[1] += a[1];
-  r[2] += a[2];
-}
-
-template <class T>
-inline void add_to_scl3(T r[3], const T a[3], T s) {
-  r[0] += a[0] * s;
-  r[1] += a[1] * s;
-  r[2] += a[2] * s;
-}
-
-// mju_cross; r must not alias a or b.
-template <class T>
-inline void cross(T r[3], const T a[3], const T b[3]) {
-  r[0] = a[1] * b[2] - a[2] * b[1];
-  r[1] = a[2] * b[0] - a[0] * b[2];
-  r[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-// mju_mulMatVec3 / mju_rotVecMat: r = M v (row-major 3x3); r must not alias v.
-// v may be a model constant (U = double) or row data (U = T).
-template <class T, class U>
-inline void mat_vec(T r[3], const T m[9], const U v[3]) {
-  r[0] = m[0] * v[0] + m[1] * v[1] + m[2] * v[2];
-  r[1] = m[3] * v[0] + m[4] * v[1] + m[5] * v[2];
-  r[2] = m[6] * v[0] + m[7] * v[1] + m[8] * v[2];
-}
-
-// mju_mulMatTVec3 / mju_rotVecMatT: r = M^T v; r must not alias v.
-template <class T>
-inline void mat_t_vec(T r[3], const T m[9], const T v[3]) {
-  r[0] = m[0] * v[0] + m[3] * v[1] + m[6] * v[2];
-  r[1] = m[1] * v[0] + m[4] * v[1] + m[7] * v[2];
-  r[2] = m[2] * v[0] + m[5] * v[1] + m[8] * v[2];
-}
-
-// mju_mulQuat; r may alias a or b.
-template <class T, class U>
-inline void mul_quat(T r[4], const T a[4], const U b[4]) {
-  const T t0 = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-  const T t1 = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-  const T t2 = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-  const T t3 = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-  r[0] = t0;
-  r[1] = t1;
-  r[2] = t2;
-  r[3] = t3;
-}
-
-// mju_negQuat.
-template <class T>
-inline void neg_quat(T r[4], const T q[4]) {
-  r[0] = q[0];
-  r[1] = -q[1];
-  r[2] = -q[2];
-  r[3] = -q[3];
-}
+// The plain vector/quaternion kernels are shared with the exact engine.
+using math::add_to3;
+using math::add_to_scl3;
+using math::copy3;
+using math::copy4;
+using math::cross;
+using math::mat_t_vec;
+using math::mat_vec;
+using math::mul_quat;
+using math::neg_quat;
+using math::pos_in_frame;
+using math::quat_in_frame;
+using math::sub3;
+using math::velocity_at;
 
 // Range of q.q for which mju_normalize4 leaves q unchanged: sqrt is correctly
 // rounded and monotonic, so |sqrt(x) - 1| <= mjMINVAL exactly when

@@ -8,9 +8,14 @@
 //   the sensors framepos, framequat, frame[xyz]axis, framelinvel,
 //   frameangvel (object and reference of type xbody, body, geom or site),
 //   velocimeter, gyro, jointpos, jointvel, ballquat, ballangvel, subtreecom
-//   and clock, on a model without mjDSBL_SENSOR. Anything else throws std::invalid_argument naming the sensor;
-//   the Python planner (plan.py, fast_uncovered) applies the same rule first
-//   and routes such selections to the exact engine.
+//   and clock, on a model without mjDSBL_SENSOR. Anything else throws
+//   std::invalid_argument naming the sensor (fast_uncovered, coverage.cc);
+//   the Python planner calls the same function (_core.fast_uncovered) and
+//   routes such selections to the exact engine.
+// - Files: plan.cc (visit planning, constructor), kinematics.h (pose and
+//   velocity pass, header-only so it inlines into fast_engine.cc's
+//   refresh_row/refresh_pair), sensors.cc (sensor maths), emit.cc (output
+//   writing), coverage.cc (what the engine computes).
 // - Values: what mj_forward would put in the same fields, to rounding:
 //   poses use MuJoCo's own expressions in MuJoCo's order (see
 //   fast_kernels.h), except that sin/cos of hinge angles come from an
@@ -75,15 +80,16 @@
 
 #include <mujoco/mujoco.h>
 
-#include "fast_kernels.h"
-#include "row_engine.h"
-#include "selection.h"
+#include "core/row_engine.h"
+#include "core/selection.h"
+#include "fast/fast_kernels.h"
 
 namespace mjrefresh {
 
-// Empty if the fast engine computes every sensor in `sel` on `m`; otherwise
-// why not, naming the first uncovered sensor.
-std::string fast_uncovered(const mjModel* m, const Selection& sel);
+// Empty if the fast engine computes every sensor in `sensors` on `m`;
+// otherwise why not, naming the first uncovered sensor (the planner shows
+// this text as the engine reason; tests pin parts of it).
+std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors);
 
 class FastEngine final : public RowEngine {
  public:
@@ -132,7 +138,7 @@ class FastEngine final : public RowEngine {
   // The values the pose pass reads (body_pos/quat, jnt_pos/axis), from the
   // rows' field blocks: one row (A = const double*) or two rows in lanes (A =
   // a two-row reader). The template's values are read from Body/Joint
-  // instead (TemplateKin in fast_engine.cc), which keeps the no-fields pass
+  // instead (TemplateKin in kinematics.h), which keeps the no-fields pass
   // as fast as before fields existed.
   template <class A>
   struct KinVals {
@@ -186,42 +192,56 @@ class FastEngine final : public RowEngine {
     std::vector<int> slots;  // slots of the subtree, descending body id
   };
 
-  int visit(const mjModel* m, int body, std::vector<int>& slot_of);
-  Frame make_frame(const mjModel* m, int objtype, int objid, std::vector<int>& slot_of);
-  void frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
-                  double mat[9]) const;
-  void frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const;
-  void frame_vel(const State* st, const Frame& f, const double pos[3], double w[3],
-                 double v[3]) const;
+  // Planning (plan.cc), in constructor order.
+  struct Marks {
+    std::vector<char> need, vel_sensor, vel_body;  // per body id
+  };
+  Marks mark_bodies(const mjModel* m);
+  std::vector<int> plan_slots(const mjModel* m, const Marks& marks);
+  void add_joints(const mjModel* m, Body& body, int jntadr, int jntnum);
+  void plan_outputs(const mjModel* m, const std::vector<int>& slot_of);
+  Sensor make_sensor(const mjModel* m, int i, const std::vector<int>& slot_of);
+  void file_sensor(const mjModel* m, Sensor s);
+  void init_scratch(int num_scratch);
+  Frame make_frame(const mjModel* m, int objtype, int objid, const std::vector<int>& slot_of);
   struct Scratch;
   struct TemplateKin;
   template <class A>
   struct FieldKin;
+  // Pose/velocity pass (kinematics.h) and the row entry points.
   Vals row_vals(const Inputs& in, int64_t row) const;
-  bool any_clip(const Vals& v) const;
   template <class T, class R, class K>
   void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
                   R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
   template <class T, class R>
   void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
+  // Sensor maths (sensors.cc).
+  void inertial_pose(const State* st, int slot, const Vals& v, double pos[3],
+                     double mat[9]) const;
+  void frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
+                  double mat[9]) const;
+  void frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const;
+  void frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
+                    double mat[9], double w[3], double v[3]) const;
+  void subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
+                   double vals[3]) const;
+  void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
+                      const Vals& v, double* vals) const;
+  template <class T>
+  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
+                     const Vals& v, T* dst, bool fixed) const;
+  // Output writing (emit.cc).
+  bool any_clip(const Vals& v) const;
   void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
             const Outputs& out, bool fixed) const;
   template <class T>
   void write_fixed(const State* st, T* dst) const;
   template <class T>
   void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
-  void inertial_pose(const State* st, int slot, const Vals& v, double pos[3],
-                     double mat[9]) const;
-  template <class T>
-  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
-                     const Vals& v, T* dst, bool fixed) const;
-  void subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
-                   double vals[3]) const;
-  void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
-                      const Vals& v, double* vals) const;
 
   mjModel* model_ = nullptr;
   Selection sel_;
+  bool declared_[kNumModelFields] = {};  // fields given per row
   Vals template_vals_{};  // every field from model_
   bool kin_fields_ = false;  // a declared field is read by the pose pass
   std::vector<Body> bodies_;  // slot 0 is the world; parents before children
