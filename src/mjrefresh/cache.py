@@ -51,7 +51,7 @@ def _deprecated_read(old: str, new: str) -> Any:
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(self, new)(*args, **kwargs)  # type: ignore[no-any-return]
+        return getattr(self, new)(*args, **kwargs)
 
     read.__name__ = read.__qualname__ = old
     read.__doc__ = f"Deprecated alias of :meth:`{new}` (removed in the next release)."

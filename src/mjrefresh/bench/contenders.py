@@ -16,6 +16,7 @@ installed; :func:`availability` says why one is skipped.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 
 import mujoco
@@ -245,7 +246,11 @@ class _MjrefreshEngine(Contender):
         qpos, qvel = self.problem.qpos, self.problem.qvel
         if mask.all():
             rows = mask.copy()
-            return lambda: r.refresh(rows, qpos, qvel, out)
+
+            def run_all() -> None:
+                r.refresh(rows, qpos, qvel, out)
+
+            return run_all
         dirty = mask.copy()
 
         def run() -> None:
@@ -257,21 +262,21 @@ class _MjrefreshEngine(Contender):
     def sensordata(self) -> np.ndarray:
         sel = self.problem.selection
         if sel is None:
+            assert self.out.sensordata is not None  # the problem selects columns
             return self.out.sensordata
         # For the check only: the outputs laid out like the problem model's
         # sensordata (the appended frame-sensor block after the user's columns).
         full = np.full((self.problem.n, self.problem.model.nsensordata), np.nan)
         if self.out.sensordata is not None:
             full[:, : sel.block_start] = self.out.sensordata
-        o = self.out
-        blocks = [
-            np.concatenate(parts, axis=2).reshape(self.problem.n, -1)
-            for parts in (
-                (o.body_pos, o.body_quat, o.body_linvel, o.body_angvel) if sel.bodies else (),
-                (o.site_pos, _axes(o.site_mat)) if sel.sites else (),
-            )
-            if parts
-        ]
+        o, n = self.out, self.problem.n
+        blocks: list[np.ndarray] = []
+        if sel.bodies:
+            body = (o.body_pos, o.body_quat, o.body_linvel, o.body_angvel)
+            blocks.append(np.concatenate([_written(a) for a in body], axis=2).reshape(n, -1))
+        if sel.sites:
+            site = (_written(o.site_pos), _axes(_written(o.site_mat)))
+            blocks.append(np.concatenate(site, axis=2).reshape(n, -1))
         if blocks:
             full[:, sel.block_start :] = np.concatenate(blocks, axis=1)
         return full
@@ -284,11 +289,17 @@ class _MjrefreshEngine(Contender):
         """Seconds the planned MuJoCo stage functions alone take for the rows
         of ``mask`` on one thread (timed inside the core, no outputs written),
         or None when the engine has no such hook (only the exact engine)."""
-        core = getattr(self.refresher, "_core", None)
+        core: typing.Any = getattr(self.refresher, "_core", None)
         if self.engine != "exact" or not hasattr(core, "stage_seconds"):
             return None
         rows = np.flatnonzero(mask).astype(np.int64)
         return float(core.stage_seconds(rows, self.problem.qpos, self.problem.qvel))
+
+
+def _written(a: np.ndarray | None) -> np.ndarray:
+    """An output the selection writes (never None for a selected output)."""
+    assert a is not None
+    return a
 
 
 class MjrefreshExact(_MjrefreshEngine):

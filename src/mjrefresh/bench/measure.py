@@ -67,7 +67,7 @@ def _skip(
 
 
 def _build(
-    chosen: list[type],
+    chosen: list[type[contenders.Contender]],
     problem: Problem,
     threads: int,
     mask: np.ndarray,
@@ -160,7 +160,7 @@ def _progress_line(r: dict[str, Any]) -> str:
 def measure(
     args: argparse.Namespace,
     sources: list[Source],
-    chosen: list[type],
+    chosen: list[type[contenders.Contender]],
     skipped: list[dict[str, Any]],
     bar: ProgressBar,
 ) -> list[dict[str, Any]]:

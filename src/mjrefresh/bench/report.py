@@ -251,7 +251,7 @@ def headline(results: list[dict[str, Any]]) -> list[str]:
         work = "step" if any(r["workload"] == "step" for r in rs) else rs[0]["workload"]
         n = max(r["n"] for r in rs if r["workload"] == work)
         group = [r for r in rs if r["workload"] == work and r["n"] == n]
-        parts = []
+        parts: list[str] = []
         for name, label in (("mjrefresh_fast", "fast engine"), ("mjrefresh_exact", "exact engine")):
             mine = sorted((r for r in group if r["contender"] == name), key=lambda r: r["threads"])
             if not mine:

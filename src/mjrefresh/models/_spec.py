@@ -4,6 +4,7 @@ actuators, sensors)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import mujoco
 
@@ -37,12 +38,12 @@ def _new_spec(name: str) -> mujoco.MjSpec:
     return spec
 
 
-def _collision(body: mujoco.MjsBody, name: str, mass: float, **kwargs) -> mujoco.MjsGeom:
+def _collision(body: mujoco.MjsBody, name: str, mass: float, **kwargs: Any) -> mujoco.MjsGeom:
     """A mass-carrying collision geom (group 3)."""
     return body.add_geom(name=name, mass=mass, group=3, contype=1, conaffinity=1, **kwargs)
 
 
-def _visual(body: mujoco.MjsBody, rgba: Sequence[float], **kwargs) -> mujoco.MjsGeom:
+def _visual(body: mujoco.MjsBody, rgba: Sequence[float], **kwargs: Any) -> mujoco.MjsGeom:
     """A massless, non-colliding visual geom (group 2)."""
     return body.add_geom(mass=0.0, group=2, contype=0, conaffinity=0, rgba=list(rgba), **kwargs)
 
@@ -71,7 +72,12 @@ def _hinge_body(
 
 
 def _add_position_actuator(
-    spec: mujoco.MjSpec, joint: str, kp: float, kv: float, force: float, ctrlrange
+    spec: mujoco.MjSpec,
+    joint: str,
+    kp: float,
+    kv: float,
+    force: float,
+    ctrlrange: Sequence[float],
 ) -> None:
     act = spec.add_actuator(
         name=joint.removesuffix("_joint"), target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT
@@ -82,9 +88,15 @@ def _add_position_actuator(
 
 
 def _sensor(
-    spec: mujoco.MjSpec, name: str, stype, objtype, objname: str, reftype=None, refname: str = ""
+    spec: mujoco.MjSpec,
+    name: str,
+    stype: int,
+    objtype: int,
+    objname: str,
+    reftype: int | None = None,
+    refname: str = "",
 ) -> None:
-    kwargs = dict(name=name, type=stype, objtype=objtype, objname=objname)
+    kwargs: dict[str, Any] = dict(name=name, type=stype, objtype=objtype, objname=objname)
     if reftype is not None:
         kwargs.update(reftype=reftype, refname=refname)
     spec.add_sensor(**kwargs)

@@ -186,7 +186,12 @@ _G1_HOME = {
 }
 
 
-def _mirror(side: str, pos, joint_range, axis) -> tuple[list, tuple[float, float]]:
+def _mirror(
+    side: str,
+    pos: Sequence[float],
+    joint_range: tuple[float, float],
+    axis: tuple[float, float, float],
+) -> tuple[list[float], tuple[float, float]]:
     """Right-side position/range from the left-side ones (mirror in y)."""
     if side == "left":
         return list(pos), joint_range
