@@ -16,7 +16,9 @@ namespace {
 template <class A>
 void check_float64(const std::string& name, const A& a) {
   if (a.dtype() != nb::dtype<double>()) {
-    type_error(name + ": expected dtype float64, got " + dtype_text(a.dtype()));
+    type_error(name + ": expected dtype float64, got " + dtype_text(a.dtype()) +
+               " (mjrefresh reads arrays in place and never converts them; convert once with " +
+               name + ".astype(np.float64) and keep that array)");
   }
 }
 
@@ -29,14 +31,24 @@ void check_shape(const char* name, const A& a, std::initializer_list<int64_t> di
     ok = static_cast<int64_t>(a.shape(i++)) == d;
   }
   if (!ok) {
+    // Say where N came from when the rows are what disagree.
+    const int64_t n = *dims.begin();
+    const bool rows_differ = a.ndim() == 0 || static_cast<int64_t>(a.shape(0)) != n;
+    const std::string origin = std::string(name) == "qpos" ? ""
+                               : rows_differ ? "; N = " + std::to_string(n) +
+                                                   " rows is set by qpos (its first axis)"
+                                             : "";
     value_error(std::string(name) + ": expected shape " + shape_text(dims) + ", got " +
-                shape_of(a));
+                shape_of(a) + origin);
   }
   // The last axis must be contiguous (unless it has a single element).
   if (a.ndim() >= 1 && a.shape(a.ndim() - 1) > 1 && a.stride(a.ndim() - 1) != 1) {
     value_error(std::string(name) + ": the last axis must be contiguous (stride " +
                 std::to_string(a.itemsize()) + " bytes), got stride " +
-                std::to_string(a.stride(a.ndim() - 1) * a.itemsize()) + " bytes");
+                std::to_string(a.stride(a.ndim() - 1) * a.itemsize()) +
+                " bytes (np.ascontiguousarray(" + name +
+                ") makes a contiguous copy; a backend's row views must keep each row's "
+                "values contiguous)");
   }
 }
 
@@ -44,7 +56,8 @@ OutType out_type(const char* name, const OutArray& a) {
   if (a.dtype() == nb::dtype<double>()) return OutType::kFloat64;
   if (a.dtype() == nb::dtype<float>()) return OutType::kFloat32;
   type_error(std::string(name) + ": expected dtype float64 or float32, got " +
-             dtype_text(a.dtype()));
+             dtype_text(a.dtype()) +
+             " (allocate outputs with Refresher.outputs(N, dtype=np.float32 or np.float64))");
 }
 
 }  // namespace

@@ -62,6 +62,10 @@ if OUTPUT_NAMES != tuple(f.name for f in fields(RefreshOutputs)):
     )
 
 
+# Arguments a refresh writes into (besides the ``out.*`` arrays).
+_WRITTEN = frozenset({*OUTPUT_NAMES, "dirty"})
+
+
 def as_array(name: str, obj: Any) -> np.ndarray:
     """View `obj` as a numpy array without copying, or raise TypeError.
 
@@ -78,7 +82,14 @@ def as_array(name: str, obj: Any) -> np.ndarray:
             raise TypeError(f"{name}: cannot view {type(obj).__name__} in place ({exc})") from None
     if hasattr(obj, "__array_interface__"):
         return np.asarray(obj)
+    fix = (
+        f"keep a numpy array and pass it: results written into a converted copy would never "
+        f"reach your {type(obj).__name__}"
+        if name.startswith("out") or name in _WRITTEN
+        else f"convert it once with np.asarray({name.split('[')[0]}, dtype=np.float64) and "
+        "keep that array (mjrefresh reads arrays in place)"
+    )
     raise TypeError(
         f"{name}: expected a numpy array (or a CPU array exporting DLPack), "
-        f"got {type(obj).__name__}"
+        f"got {type(obj).__name__}; {fix}"
     )
