@@ -36,10 +36,48 @@ std::optional<std::string> py_fast_uncovered(uintptr_t model_address,
   return why;
 }
 
+// How this module was compiled, from the compiler's own predefined macros
+// (so every build path -- source, wheel, sanitizer -- reports itself).
+nb::dict build_info() {
+  nb::dict info;
+#if defined(__clang__)
+  info["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  info["compiler"] = std::string("gcc ") + __VERSION__;
+#else
+  info["compiler"] = std::string("unknown compiler");
+#endif
+#if defined(__OPTIMIZE__)
+  info["optimized"] = true;
+#else
+  info["optimized"] = false;
+#endif
+#if defined(NDEBUG)
+  info["assertions"] = false;
+#else
+  info["assertions"] = true;
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  info["sanitizers"] = "address,undefined";
+#else
+  info["sanitizers"] = "";
+#endif
+#if defined(__AVX2__)
+  info["simd"] = "avx2";
+#elif defined(__SSE2__)
+  info["simd"] = "sse2";
+#else
+  info["simd"] = "none";
+#endif
+  info["mujoco_headers"] = MJREFRESH_MUJOCO_VERSION;
+  return info;
+}
+
 }  // namespace
 
 void register_contract(nb::module_& m) {
   m.attr("MUJOCO_BUILD_VERSION") = MJREFRESH_MUJOCO_VERSION;
+  m.attr("BUILD_INFO") = build_info();
   m.def("mujoco_runtime_version", [] { return std::string(mj_versionString()); },
         "Version string of the libmujoco actually loaded by this process.");
   m.def("available_cpus", &available_cpus, "Logical CPUs in this process's affinity set.");

@@ -54,6 +54,19 @@ def _backends() -> list[tuple[str, str]]:
     ]
 
 
+def _build_text() -> str:
+    """One line on how the native core was compiled (``_core.BUILD_INFO``)."""
+    b = _core.BUILD_INFO
+    flags = [
+        "optimized" if b["optimized"] else "not optimized",
+        f"SIMD {b['simd']}",
+        "assertions on" if b["assertions"] else "assertions off",
+    ]
+    if b["sanitizers"]:
+        flags.append(f"sanitizers {b['sanitizers']}")
+    return f"{b['compiler']}, " + ", ".join(flags)
+
+
 def info_lines() -> list[str]:
     """The report of ``mjrefresh info``, one line per fact."""
     from . import __version__
@@ -67,6 +80,7 @@ def info_lines() -> list[str]:
         ),
         ("MuJoCo the core was built for", _build_info.MUJOCO_VERSION),
         ("Python", f"{platform.python_version()} ({sys.executable})"),
+        ("native core", _build_text()),
         ("platform", f"{platform.system()} {platform.machine()}"),
         (
             "CPUs",
