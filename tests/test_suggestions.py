@@ -120,3 +120,17 @@ def test_dtype_stride_and_list_errors_say_the_fix(model, refresher):
         match=r"body_pos: expected dtype float64 or float32, got int64 \(allocate outputs with Refresher\.outputs",
     ):
         refresher.refresh(np.arange(4), qpos, qvel, bad)
+
+
+def test_cache_reads_suggest_names(model, refresher):
+    qpos, qvel = _state(model)
+    cache = mjrefresh.bind_arrays(refresher, qpos, qvel)
+    with pytest.raises(
+        ValueError, match=r"^name: unknown sensor 'imu_gyr'; did you mean 'imu_gyro'\?$"
+    ):
+        cache.sensor("imu_gyr")
+    with pytest.raises(
+        ValueError,
+        match=r"^bodies: 'bse' is not one of the refresher's bodies \('base',\); did you mean 'base'\?$",
+    ):
+        cache.body_pos("bse")

@@ -21,6 +21,7 @@ import mujoco
 import numpy as np
 
 from ._rows import RowsLike, is_int, normalize_rows
+from ._suggest import did_you_mean, model_names, unknown_name_hint
 from .cache_lifecycle import CacheLifecycle, CacheStats
 from .outputs import RefreshOutputs
 
@@ -170,9 +171,12 @@ class StateCache(CacheLifecycle):
         def col(b: str | int) -> int:
             k = self._body_col.get(b)
             if k is None:
+                hint = (
+                    did_you_mean(b, self._refresher.plan.body_names) if isinstance(b, str) else ""
+                )
                 raise ValueError(
                     f"bodies: {b!r} is not one of the refresher's bodies "
-                    f"{self._refresher.plan.body_names}"
+                    f"{self._refresher.plan.body_names}{hint}"
                 )
             return k
 
@@ -281,7 +285,10 @@ class StateCache(CacheLifecycle):
         if isinstance(name, str):
             sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
             if sid < 0:
-                raise ValueError(f"name: unknown sensor {name!r}")
+                hint = unknown_name_hint(
+                    name, model_names(model, mujoco.mjtObj.mjOBJ_SENSOR, model.nsensor), "sensor"
+                )
+                raise ValueError(f"name: unknown sensor {name!r}{hint}")
         elif is_int(name):
             sid = int(name)
             if not 0 <= sid < model.nsensor:
