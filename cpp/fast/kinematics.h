@@ -70,6 +70,11 @@ inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R 
   const Body& b = bodies_[s];
   StateT<T>& x = st[s];
   const StateT<T>& p = st[b.parent];
+  if (b.still) {  // mj_objectVelocity's quick return (Body::still)
+    const T zero{};
+    x.v[0] = x.v[1] = x.v[2] = x.w[0] = x.w[1] = x.w[2] = zero;
+    return;
+  }
   velocity_at(x.v, p.v, p.w, x.pos, p.pos);
   copy3(x.w, p.w);
   if (b.kind == Body::kFree) {

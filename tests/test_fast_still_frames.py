@@ -1,0 +1,69 @@
+"""Velocities of frames on dof-less weld roots (world, static, mocap bodies)
+follow mj_objectVelocity's quick return: exact zeros, before the pose is
+read, so even a non-finite pose gives 0 (both engines, both releases)."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from support.oracle import forward_with_model_fields
+
+import mjrefresh
+
+XML = """<mujoco><worldbody>
+ <site name="world_site" pos=".1 .2 .3"/>
+ <body name="static" pos="0 0 1"><geom name="sg" size=".1"/><site name="ss" pos=".1 0 0"/>
+  <body name="static_child" pos="0 .2 0"><site name="sc"/></body></body>
+ <body name="mocap" mocap="true" pos="1 0 0"><site name="ms" pos="0 .1 0"/>
+  <body name="mocap_child" pos="0 0 .2"><site name="mc"/></body></body>
+ <body name="moving" pos="0 1 0"><joint name="h" axis="0 0 1"/><geom size=".05"/>
+  <site name="mv" pos=".1 0 0"/></body>
+ </worldbody>
+ <sensor>
+  <framelinvel name="lin_ss" objtype="site" objname="ss"/>
+  <frameangvel name="ang_ss" objtype="site" objname="ss"/>
+  <velocimeter name="vel_ss" site="ss"/><gyro name="gyro_ss" site="ss"/>
+  <framelinvel name="lin_sc" objtype="site" objname="sc"/>
+  <framelinvel name="lin_geom" objtype="geom" objname="sg"/>
+  <framelinvel name="lin_xbody" objtype="xbody" objname="static_child"/>
+  <framelinvel name="lin_ms" objtype="site" objname="ms"/>
+  <velocimeter name="vel_mc" site="mc"/>
+  <framelinvel name="lin_mv" objtype="site" objname="mv"/>
+ </sensor></mujoco>"""
+
+STILL = ["lin_ss", "ang_ss", "vel_ss", "gyro_ss", "lin_sc", "lin_geom", "lin_xbody",
+         "lin_ms", "vel_mc"]
+
+
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+@pytest.mark.parametrize("field", ["site_pos", "body_pos"])
+def test_non_finite_pose_on_dof_less_bodies_gives_zero_velocity(engine, field):
+    m = mujoco.MjModel.from_xml_string(XML)
+    n = 6
+    rng = np.random.default_rng(2)
+    qpos = rng.normal(size=(n, m.nq))
+    qvel = rng.normal(size=(n, m.nv))
+    mocap_pos = np.tile(m.body_pos[m.body("mocap").id], (n, 1, 1))
+    mocap_quat = np.tile([1.0, 0, 0, 0], (n, m.nmocap, 1))
+    mocap_pos[1] = np.nan  # a non-finite mocap pose
+    vals = np.tile(getattr(m, field), (n, 1, 1))
+    vals[2:, :] = np.nan  # non-finite per-row poses of every site / body
+    vals[4:, :] = np.inf
+    r = mjrefresh.Refresher(m, sensors=[*STILL, "lin_mv"], engine=engine, model_fields=[field],
+                            bodies=["static", "static_child", "mocap", "mocap_child"])
+    out = r.outputs(n)
+    r.refresh(np.arange(n), qpos, qvel, out, mocap_pos=mocap_pos, mocap_quat=mocap_quat,
+              model_fields={field: vals})
+    states = {"qpos": qpos, "qvel": qvel, "mocap_pos": mocap_pos, "mocap_quat": mocap_quat}
+    for row in range(n):
+        mm, d, vel = forward_with_model_fields(m, states, {field: vals}, row)
+        for name in STILL:
+            s = m.sensor(name)
+            got = out.sensordata[row, s.adr[0]:s.adr[0] + s.dim[0]]
+            want = d.sensordata[s.adr[0]:s.adr[0] + s.dim[0]]
+            assert np.array_equal(want, np.zeros(3)), (name, want)  # MuJoCo's quick return
+            assert np.array_equal(got, want), (engine, field, row, name, got)
+        ids = [m.body(b).id for b in ("static", "static_child", "mocap", "mocap_child")]
+        assert np.array_equal(out.body_linvel[row], vel[ids, 3:]), (engine, row)
+        assert np.array_equal(out.body_angvel[row], vel[ids, :3]), (engine, row)
