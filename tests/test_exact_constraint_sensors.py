@@ -9,7 +9,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from support.edge_models import CONSTRAINT_XML, CONTACT_SENSORS_XML, version_at_least
+from support.edge_models import (
+    CONSTRAINT_XML,
+    CONTACT_SENSORS_XML,
+    TACTILE_XML,
+    version_at_least,
+)
 from support.oracle import forward_rows
 from support.sensors import sensor_cols
 
@@ -107,6 +112,17 @@ def test_contact_sensors_bit_exact(names):
     r = mjrefresh.Refresher(m, sensors=names, engine="exact", num_threads=1)
     assert "collision" in r.plan.stages
     _check(m, names)
+
+
+@pytest.mark.skipif(not version_at_least(3, 16), reason="tactile sensors are ACC before 3.16")
+@pytest.mark.parametrize("names", [["tac"], ["tac", "fp"]])
+def test_tactile_sensor_bit_exact(names):
+    m = mujoco.MjModel.from_xml_string(TACTILE_XML)
+    r = mjrefresh.Refresher(m, sensors=names, engine="exact", num_threads=1)
+    assert {"collision", "comVel"} <= set(r.plan.stages)
+    _check(m, names)
+    # The rows press the ball into the pad: some taxels report depth.
+    assert np.count_nonzero(forward_rows(m, _states(m, 0)).sensordata[:, :64]) > 0
 
 
 @pytest.mark.skipif(version_at_least(3, 16), reason="contact sensors are POS/VEL since 3.16")

@@ -65,6 +65,19 @@ CONTACT_SENSORS_XML = """<mujoco><worldbody><geom name="floor" type="plane" size
   <contact name="cv" geom1="boxg" geom2="floor" data="found linvel angvel"/>
   <framepos name="fp" objtype="site" objname="s0"/></sensor></mujoco>"""
 
+# MuJoCo >= 3.16 tactile sensor (velocity stage): a plate pad resting on
+# two spheres, which the random states press into it.
+TACTILE_XML = """<mujoco><asset>
+  <mesh name="plate" builtin="plate" params="8 8" scale="0.04 0.04 0.005"/></asset>
+ <worldbody>
+  <body name="pad" pos="0 0 .1"><freejoint/><geom type="box" size="0.04 0.04 0.005"/>
+   <geom name="surface" type="mesh" mesh="plate" contype="0" conaffinity="0"/></body>
+  <body name="ball" pos="0.01 0 .06"><freejoint/><geom size=".04"/></body>
+  <geom name="peg" type="capsule" size=".01" fromto="-.02 .01 .05 -.02 .01 .09"/>
+ </worldbody>
+ <sensor><tactile name="tac" geom="surface" mesh="plate"/>
+  <framepos name="fp" objtype="body" objname="pad"/></sensor></mujoco>"""
+
 # A sensor plugin (acceleration stage) next to an ordinary sensor.
 TOUCH_GRID_XML = """<mujoco>
  <extension><plugin plugin="mujoco.sensor.touch_grid"/></extension>
