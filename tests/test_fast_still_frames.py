@@ -67,3 +67,29 @@ def test_non_finite_pose_on_dof_less_bodies_gives_zero_velocity(engine, field):
         ids = [m.body(b).id for b in ("static", "static_child", "mocap", "mocap_child")]
         assert np.array_equal(out.body_linvel[row], vel[ids, 3:]), (engine, row)
         assert np.array_equal(out.body_angvel[row], vel[ids, :3]), (engine, row)
+
+
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+def test_world_children_copy_their_pose_like_mj_kinematics(engine):
+    # mj_kinematics copies mocap_pos/quat (and body_pos/quat) of a body whose
+    # parent is the world: one non-finite component stays in its place.
+    m = mujoco.MjModel.from_xml_string(XML)
+    n = 3
+    mocap_pos = np.tile(m.body_pos[m.body("mocap").id], (n, 1, 1))
+    mocap_pos[:, 0, 1] = [np.nan, np.inf, 0.5]
+    mocap_quat = np.tile([1.0, 0, 0, 0], (n, m.nmocap, 1))
+    body_pos = np.tile(m.body_pos, (n, 1, 1))
+    body_pos[:, m.body("static").id, 0] = [np.nan, -np.inf, 0.25]
+    qpos = np.zeros((n, m.nq))
+    qvel = np.zeros((n, m.nv))
+    r = mjrefresh.Refresher(m, engine=engine, bodies=["mocap", "static"], sites=["ms", "ss"],
+                            model_fields=["body_pos"])
+    out = r.outputs(n)
+    r.refresh(np.arange(n), qpos, qvel, out, mocap_pos=mocap_pos, mocap_quat=mocap_quat,
+              model_fields={"body_pos": body_pos})
+    states = {"qpos": qpos, "qvel": qvel, "mocap_pos": mocap_pos, "mocap_quat": mocap_quat}
+    for row in range(n):
+        _, d, _ = forward_with_model_fields(m, states, {"body_pos": body_pos}, row)
+        ids = [m.body("mocap").id, m.body("static").id]
+        np.testing.assert_array_equal(out.body_pos[row], d.xpos[ids])
+        np.testing.assert_array_equal(out.body_quat[row], d.xquat[ids])

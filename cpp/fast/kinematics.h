@@ -165,12 +165,21 @@ inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R
         T mquat[4] = {mocap_quat[4 * b.mocap], mocap_quat[4 * b.mocap + 1],
                       mocap_quat[4 * b.mocap + 2], mocap_quat[4 * b.mocap + 3]};
         normalize4(mquat);
-        T vec[3];
-        mat_vec(vec, p.mat, mpos);
-        x.pos[0] = p.pos[0] + vec[0];
-        x.pos[1] = p.pos[1] + vec[1];
-        x.pos[2] = p.pos[2] + vec[2];
-        mul_quat(x.quat, p.quat, mquat);
+        if (b.parent == 0) {  // mj_kinematics copies: a non-finite component stays alone
+          copy3(x.pos, mpos);
+          copy4(x.quat, mquat);
+        } else {
+          T vec[3];
+          mat_vec(vec, p.mat, mpos);
+          x.pos[0] = p.pos[0] + vec[0];
+          x.pos[1] = p.pos[1] + vec[1];
+          x.pos[2] = p.pos[2] + vec[2];
+          mul_quat(x.quat, p.quat, mquat);
+        }
+      } else if (b.parent == 0) {
+        // Parent is the world: mj_kinematics copies body_pos/body_quat.
+        for (int k = 0; k < 3; ++k) x.pos[k] = T{} + kv.body_pos(b, k);
+        for (int k = 0; k < 4; ++k) x.quat[k] = T{} + kv.body_quat(b, k);
       } else {
         // A zero offset or a unit rotation gives the parent's values exactly
         // (for finite input); skipping them saves a third of a body's work.
