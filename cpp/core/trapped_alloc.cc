@@ -48,17 +48,23 @@ void raise_trapped(const char* message, int64_t bytes, const std::string& what,
   throw std::runtime_error("MuJoCo error while creating " + what + ": " + message);
 }
 
+// Probes `bytes`, then runs fn(job) trapped; throws unless job->out was made.
+template <class Job>
+void run_trapped(void (*fn)(void*), Job* job, int64_t bytes, const std::string& what,
+                 const std::string& remedy) {
+  if (!probe(bytes)) out_of_memory(bytes, what, remedy);
+  char message[512] = {0};
+  if (!trapped_call(fn, job, message, sizeof message) || job->out == nullptr) {
+    raise_trapped(message, bytes, what, remedy);
+  }
+}
+
 }  // namespace
 
 mjModel* copy_model_trapped(const mjModel* model, const std::string& what,
                             const std::string& remedy) {
-  const int64_t bytes = static_cast<int64_t>(mj_sizeModel(model));
-  if (!probe(bytes)) out_of_memory(bytes, what, remedy);
   CopyJob job{model, nullptr};
-  char message[512] = {0};
-  if (!trapped_call(&copy_model, &job, message, sizeof message) || job.out == nullptr) {
-    raise_trapped(message, bytes, what, remedy);
-  }
+  run_trapped(&copy_model, &job, static_cast<int64_t>(mj_sizeModel(model)), what, remedy);
   return job.out;
 }
 
@@ -66,12 +72,8 @@ mjData* make_data_trapped(const mjModel* model, int64_t expected_bytes, const st
                           const std::string& remedy) {
   const int64_t bytes =
       expected_bytes > 0 ? expected_bytes : static_cast<int64_t>(sizeof(mjData) + model->narena);
-  if (!probe(bytes)) out_of_memory(bytes, what, remedy);
   MakeJob job{model, nullptr};
-  char message[512] = {0};
-  if (!trapped_call(&make_data, &job, message, sizeof message) || job.out == nullptr) {
-    raise_trapped(message, bytes, what, remedy);
-  }
+  run_trapped(&make_data, &job, bytes, what, remedy);
   return job.out;
 }
 
