@@ -153,3 +153,27 @@ def test_collision_plans_keep_the_declared_arena():
     )
     r = mjrefresh.Refresher(m, sensors=["lp"], engine="exact", num_threads=1)
     assert r.participant_bytes > m.narena
+
+
+def test_a_row_that_overflows_the_stack_is_that_rows_refresh_error():
+    # Compilation never runs mj_collision, so a small declared arena passes it
+    # while the broadphase of 300 bodies needs ~180 KB of stack per row: the
+    # mju_error is trapped per row and becomes RefreshError (child process:
+    # the process must survive).
+    res = _child("""
+        import mujoco, numpy as np, mjrefresh
+        bodies = "".join('<body pos="%d 0 0"><geom size=".1"/></body>' % i for i in range(300))
+        xml = ('<mujoco><size memory="40K"/><worldbody><body name="r"><freejoint/>'
+               '<geom size=".1"/>' + bodies + '</body></worldbody><actuator>'
+               '<adhesion name="ad" body="r" ctrlrange="0 1"/></actuator>'
+               '<sensor><actuatorvel name="adv" actuator="ad"/></sensor></mujoco>')
+        m = mujoco.MjModel.from_xml_string(xml)
+        r = mjrefresh.Refresher(m, sensors=["adv"], engine="exact", num_threads=1)
+        out = r.outputs(3)
+        try:
+            r.refresh(np.arange(3), np.tile(m.qpos0, (3, 1)), np.ones((3, m.nv)), out)
+        except mjrefresh.RefreshError as exc:
+            print("RefreshError:", exc)
+    """)
+    assert res.returncode == 0, res.stderr
+    assert "RefreshError:" in res.stdout and "stack overflow at mj_collision" in res.stdout
