@@ -30,12 +30,12 @@ def _states(m: mujoco.MjModel, seed: int) -> dict[str, np.ndarray]:
     for j in range(m.njnt):
         adr, t = m.jnt_qposadr[j], m.jnt_type[j]
         if t == mujoco.mjtJoint.mjJNT_FREE:
-            qpos[:, adr:adr + 3] += rng.normal(scale=0.03, size=(N, 3))
+            qpos[:, adr : adr + 3] += rng.normal(scale=0.03, size=(N, 3))
             quat = rng.normal(size=(N, 4)) * [1, 0.1, 0.1, 0.1] + [3, 0, 0, 0]
-            qpos[:, adr + 3:adr + 7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+            qpos[:, adr + 3 : adr + 7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
         elif t == mujoco.mjtJoint.mjJNT_BALL:
             quat = rng.normal(size=(N, 4)) * [1, 0.3, 0.3, 0.3] + [2, 0, 0, 0]
-            qpos[:, adr:adr + 4] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+            qpos[:, adr : adr + 4] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
         else:
             lo, hi = m.jnt_range[j]
             qpos[:, adr] = rng.uniform(lo - 0.3, hi + 0.3, size=N)
@@ -57,8 +57,22 @@ def _check(m: mujoco.MjModel, names: list[str], seed: int = 0, num_threads: int 
 
 
 CONSTRAINT_SENSORS = [
-    "jlp1", "jlv1", "jlp2", "jlv2", "jlpb", "jlvb", "jlps", "jlvs",
-    "tlps", "tlvs", "tlpf", "tlvf", "adp", "adv", "epot", "ekin",
+    "jlp1",
+    "jlv1",
+    "jlp2",
+    "jlv2",
+    "jlpb",
+    "jlvb",
+    "jlps",
+    "jlvs",
+    "tlps",
+    "tlvs",
+    "tlpf",
+    "tlvf",
+    "adp",
+    "adv",
+    "epot",
+    "ekin",
 ]
 
 
@@ -80,7 +94,7 @@ def test_the_states_reach_limits_and_contacts():
     states = _states(m, 0)
     d = mujoco.MjData(m)
     limits = contacts = 0
-    for q, v in zip(states["qpos"], states["qvel"]):
+    for q, v in zip(states["qpos"], states["qvel"], strict=True):
         d.qpos[:], d.qvel[:] = q, v
         mujoco.mj_forward(m, d)
         limits += int(d.nl > 0)

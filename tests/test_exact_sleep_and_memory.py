@@ -24,8 +24,13 @@ N = 32
 def _states(m: mujoco.MjModel, seed: int = 0) -> dict[str, np.ndarray | None]:
     rng = np.random.default_rng(seed)
     qpos = np.tile(m.qpos0, (N, 1)) + rng.normal(scale=0.3, size=(N, m.nq))
-    return {"qpos": qpos, "qvel": rng.normal(size=(N, m.nv)), "mocap_pos": None,
-            "mocap_quat": None, "time": None}
+    return {
+        "qpos": qpos,
+        "qvel": rng.normal(size=(N, m.nv)),
+        "mocap_pos": None,
+        "mocap_quat": None,
+        "time": None,
+    }
 
 
 @pytest.mark.parametrize(
@@ -44,8 +49,9 @@ def test_sleep_enabled_model_partial_selection_bit_exact(engine, names):
     # mj_computeSensorAcc when mj_resetData ran mj_forward on the masked copy.
     m = mujoco.MjModel.from_xml_string(SLEEP_XML)
     states = _states(m)
-    r = mjrefresh.Refresher(m, sensors=names, bodies=["a", "b"], sites=["sa"], engine=engine,
-                            num_threads=2)
+    r = mjrefresh.Refresher(
+        m, sensors=names, bodies=["a", "b"], sites=["sa"], engine=engine, num_threads=2
+    )
     out = r.outputs(N)
     assert r.refresh(np.arange(N), states["qpos"], states["qvel"], out) == N
     ref = forward_rows(m, states)
@@ -61,8 +67,9 @@ def test_sleep_enabled_model_partial_selection_bit_exact(engine, names):
 
 
 def _child(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_sleep_model_construction_survives_in_a_child_process():
@@ -105,13 +112,17 @@ LIMITED = """
     "engine, sensors, threads, slack",
     [
         ("exact", ["lp"], 2, 48 << 20),  # model copy fits, a 256 MB arena does not
-        ("exact", ["fp"], 1, 8 << 20),   # the model copy itself does not fit
+        ("exact", ["fp"], 1, 8 << 20),  # the model copy itself does not fit
         ("fast", ["fp"], 1, 8 << 20),
     ],
 )
 def test_allocation_failure_raises_memory_error_naming_bytes(engine, sensors, threads, slack):
-    code = (LIMITED.replace("SLACK", str(slack)).replace("SENSORS", repr(sensors))
-            .replace("ENGINE", repr(engine)).replace("THREADS", str(threads)))
+    code = (
+        LIMITED.replace("SLACK", str(slack))
+        .replace("SENSORS", repr(sensors))
+        .replace("ENGINE", repr(engine))
+        .replace("THREADS", str(threads))
+    )
     res = _child(code)
     assert res.returncode == 3, (res.returncode, res.stdout, res.stderr)
     assert "MemoryError: could not allocate" in res.stdout and "bytes for" in res.stdout
@@ -122,8 +133,12 @@ def test_allocation_failure_raises_memory_error_naming_bytes(engine, sensors, th
 def test_pose_plan_under_the_limit_builds_with_a_measured_arena():
     # The same limit that refuses a 256 MB arena admits a pose-only plan:
     # its arena is the measured need, not the declared size.
-    code = (LIMITED.replace("SLACK", str(48 << 20)).replace("SENSORS", repr(["fp"]))
-            .replace("ENGINE", repr("exact")).replace("THREADS", "2"))
+    code = (
+        LIMITED.replace("SLACK", str(48 << 20))
+        .replace("SENSORS", repr(["fp"]))
+        .replace("ENGINE", repr("exact"))
+        .replace("THREADS", "2")
+    )
     res = _child(code)
     assert res.returncode == 0 and "built" in res.stdout, (res.stdout, res.stderr)
 
@@ -147,9 +162,9 @@ def test_memory_bytes_is_the_measured_need():
 
 def test_collision_plans_keep_the_declared_arena():
     m = mujoco.MjModel.from_xml_string(
-        BIG_ARENA_XML.replace('<jointvel name="jv" joint="h"/>', "").replace(
-            '<joint name="h" axis="0 1 0"/>', '<joint name="h" axis="0 1 0" range="-1 1"/>'
-        ).replace("</sensor>", '<jointlimitpos name="lp" joint="h"/></sensor>')
+        BIG_ARENA_XML.replace('<jointvel name="jv" joint="h"/>', "")
+        .replace('<joint name="h" axis="0 1 0"/>', '<joint name="h" axis="0 1 0" range="-1 1"/>')
+        .replace("</sensor>", '<jointlimitpos name="lp" joint="h"/></sensor>')
     )
     r = mjrefresh.Refresher(m, sensors=["lp"], engine="exact", num_threads=1)
     assert r.participant_bytes > m.narena

@@ -32,8 +32,17 @@ XML = """<mujoco><worldbody>
   <framelinvel name="lin_mv" objtype="site" objname="mv"/>
  </sensor></mujoco>"""
 
-STILL = ["lin_ss", "ang_ss", "vel_ss", "gyro_ss", "lin_sc", "lin_geom", "lin_xbody",
-         "lin_ms", "vel_mc"]
+STILL = [
+    "lin_ss",
+    "ang_ss",
+    "vel_ss",
+    "gyro_ss",
+    "lin_sc",
+    "lin_geom",
+    "lin_xbody",
+    "lin_ms",
+    "vel_mc",
+]
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
@@ -50,18 +59,30 @@ def test_non_finite_pose_on_dof_less_bodies_gives_zero_velocity(engine, field):
     vals = np.tile(getattr(m, field), (n, 1, 1))
     vals[2:, :] = np.nan  # non-finite per-row poses of every site / body
     vals[4:, :] = np.inf
-    r = mjrefresh.Refresher(m, sensors=[*STILL, "lin_mv"], engine=engine, model_fields=[field],
-                            bodies=["static", "static_child", "mocap", "mocap_child"])
+    r = mjrefresh.Refresher(
+        m,
+        sensors=[*STILL, "lin_mv"],
+        engine=engine,
+        model_fields=[field],
+        bodies=["static", "static_child", "mocap", "mocap_child"],
+    )
     out = r.outputs(n)
-    r.refresh(np.arange(n), qpos, qvel, out, mocap_pos=mocap_pos, mocap_quat=mocap_quat,
-              model_fields={field: vals})
+    r.refresh(
+        np.arange(n),
+        qpos,
+        qvel,
+        out,
+        mocap_pos=mocap_pos,
+        mocap_quat=mocap_quat,
+        model_fields={field: vals},
+    )
     states = {"qpos": qpos, "qvel": qvel, "mocap_pos": mocap_pos, "mocap_quat": mocap_quat}
     for row in range(n):
         mm, d, vel = forward_with_model_fields(m, states, {field: vals}, row)
         for name in STILL:
             s = m.sensor(name)
-            got = out.sensordata[row, s.adr[0]:s.adr[0] + s.dim[0]]
-            want = d.sensordata[s.adr[0]:s.adr[0] + s.dim[0]]
+            got = out.sensordata[row, s.adr[0] : s.adr[0] + s.dim[0]]
+            want = d.sensordata[s.adr[0] : s.adr[0] + s.dim[0]]
             assert np.array_equal(want, np.zeros(3)), (name, want)  # MuJoCo's quick return
             assert np.array_equal(got, want), (engine, field, row, name, got)
         ids = [m.body(b).id for b in ("static", "static_child", "mocap", "mocap_child")]
@@ -82,11 +103,19 @@ def test_world_children_copy_their_pose_like_mj_kinematics(engine):
     body_pos[:, m.body("static").id, 0] = [np.nan, -np.inf, 0.25]
     qpos = np.zeros((n, m.nq))
     qvel = np.zeros((n, m.nv))
-    r = mjrefresh.Refresher(m, engine=engine, bodies=["mocap", "static"], sites=["ms", "ss"],
-                            model_fields=["body_pos"])
+    r = mjrefresh.Refresher(
+        m, engine=engine, bodies=["mocap", "static"], sites=["ms", "ss"], model_fields=["body_pos"]
+    )
     out = r.outputs(n)
-    r.refresh(np.arange(n), qpos, qvel, out, mocap_pos=mocap_pos, mocap_quat=mocap_quat,
-              model_fields={"body_pos": body_pos})
+    r.refresh(
+        np.arange(n),
+        qpos,
+        qvel,
+        out,
+        mocap_pos=mocap_pos,
+        mocap_quat=mocap_quat,
+        model_fields={"body_pos": body_pos},
+    )
     states = {"qpos": qpos, "qvel": qvel, "mocap_pos": mocap_pos, "mocap_quat": mocap_quat}
     for row in range(n):
         _, d, _ = forward_with_model_fields(m, states, {"body_pos": body_pos}, row)

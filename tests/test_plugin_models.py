@@ -30,9 +30,13 @@ PID_XML = """<mujoco>
 
 def _refresh_matches(m: mujoco.MjModel, names: list[str], engine: str = "exact") -> None:
     rng = np.random.default_rng(5)
-    states = {"qpos": np.tile(m.qpos0, (N, 1)) + rng.normal(scale=0.2, size=(N, m.nq)),
-              "qvel": rng.normal(size=(N, m.nv)), "mocap_pos": None, "mocap_quat": None,
-              "time": None}
+    states = {
+        "qpos": np.tile(m.qpos0, (N, 1)) + rng.normal(scale=0.2, size=(N, m.nq)),
+        "qvel": rng.normal(size=(N, m.nv)),
+        "mocap_pos": None,
+        "mocap_quat": None,
+        "time": None,
+    }
     r = mjrefresh.Refresher(m, sensors=names, engine=engine, num_threads=2)
     out = r.outputs(N)
     assert r.refresh(np.arange(N), states["qpos"], states["qvel"], out) == N
@@ -53,8 +57,11 @@ def test_sensor_plugin_model_refreshes_its_other_sensors(engine):
 
 def test_the_plugin_sensor_itself_is_refused_with_its_reason():
     m = mujoco.MjModel.from_xml_string(TOUCH_GRID_XML)
-    with pytest.raises(mjrefresh.PlanError, match=r"sensor 'tg' \(plugin\) cannot be refreshed: "
-                       r"plugin sensors are computed by plugin code"):
+    with pytest.raises(
+        mjrefresh.PlanError,
+        match=r"sensor 'tg' \(plugin\) cannot be refreshed: "
+        r"plugin sensors are computed by plugin code",
+    ):
         mjrefresh.Refresher(m, sensors=["tg"])
     refused = mjrefresh.plan.refresh_refusals(m)
     assert list(refused) == [0]
@@ -70,7 +77,10 @@ def test_position_stage_plugin_blocks_only_the_pass_that_runs_it():
     # still plans velocity-stage sensors of the same model.
     m = mujoco.MjModel.from_xml_string(TOUCH_GRID_XML)
     m.sensor_needstage[0] = mujoco.mjtStage.mjSTAGE_POS
-    with pytest.raises(mjrefresh.PlanError, match=r"plugin sensor 'tg' \(plugin\), whose plugin "
-                       r"mj_sensorPos runs on every call"):
+    with pytest.raises(
+        mjrefresh.PlanError,
+        match=r"plugin sensor 'tg' \(plugin\), whose plugin "
+        r"mj_sensorPos runs on every call",
+    ):
         mjrefresh.Refresher(m, sensors=["fp"])
     assert mjrefresh.Refresher(m, sensors=["vel"], engine="exact").plan.stages[-1] == "sensorVel"

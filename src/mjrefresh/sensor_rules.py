@@ -131,8 +131,10 @@ def _refusal(model: mujoco.MjModel, i: int) -> str | None:
             "value of the physics solve that produced it); select only position/velocity-stage "
             "sensors"
         )
-    if int(model.sensor_historyadr[i]) >= 0 or float(model.sensor_delay[i]) > 0 or (
-        float(model.sensor_interval[i, 0]) > 0
+    if (
+        int(model.sensor_historyadr[i]) >= 0
+        or float(model.sensor_delay[i]) > 0
+        or (float(model.sensor_interval[i, 0]) > 0)
     ):
         return (
             "cannot be refreshed: delayed/interval sensors read MuJoCo's sensor history "
