@@ -122,3 +122,38 @@ def test_world_children_copy_their_pose_like_mj_kinematics(engine):
         ids = [m.body("mocap").id, m.body("static").id]
         np.testing.assert_array_equal(out.body_pos[row], d.xpos[ids])
         np.testing.assert_array_equal(out.body_quat[row], d.xquat[ids])
+
+
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+def test_zero_hinge_angle_ignores_a_non_finite_axis(engine):
+    # mju_axisAngle2Quat returns the unit quaternion for a zero angle before
+    # reading the axis: a non-finite per-row jnt_axis leaves the pose finite
+    # at qpos0 (and makes it NaN elsewhere), in both engines, single rows and
+    # pairs alike.
+    m = mujoco.MjModel.from_xml_string(XML.replace('axis="0 0 1"', 'axis="0 .6 .8"'))
+    n = 5
+    qpos = np.zeros((n, m.nq))
+    qpos[[1, 3], 0] = 0.3
+    axes = np.tile(m.jnt_axis, (n, 1, 1))
+    axes[:, 0, 1] = [np.nan, np.nan, np.inf, 0.6, np.nan]
+    r = mjrefresh.Refresher(
+        m, engine=engine, bodies=["moving"], sites=["mv"], model_fields=["jnt_axis"]
+    )
+    out = r.outputs(n)
+    mocap = {
+        "mocap_pos": np.tile(m.body_pos[m.body("mocap").id], (n, 1, 1)),
+        "mocap_quat": np.tile([1.0, 0, 0, 0], (n, m.nmocap, 1)),
+    }
+    r.refresh(
+        np.arange(n), qpos, np.zeros((n, m.nv)), out, model_fields={"jnt_axis": axes}, **mocap
+    )
+    states = {"qpos": qpos, "qvel": np.zeros((n, m.nv)), **mocap}
+    b = m.body("moving").id
+    for row in range(n):
+        _, d, _ = forward_with_model_fields(m, states, {"jnt_axis": axes}, row)
+        got = (out.body_quat[row, 0], out.body_pos[row, 0], out.site_pos[row, 0])
+        want = (d.xquat[b], d.xpos[b], d.site_xpos[m.site("mv").id])
+        for g, w in zip(got, want, strict=True):
+            # Same non-finite pattern; finite values to the fast engine's rounding.
+            np.testing.assert_allclose(g, w, rtol=0, atol=0 if engine == "exact" else 1e-12)
+    assert np.isfinite(out.body_quat[[0, 2, 4]]).all() and np.isnan(out.body_quat[1]).all()

@@ -227,9 +227,17 @@ inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R
         } else if (jt.unit_axis >= 0) {
           mul_quat_axis(x.quat, jt.unit_axis, half[2 * j], half[2 * j + 1]);
         } else {
-          // mju_axisAngle2Quat with the precomputed half-angle terms
+          // mju_axisAngle2Quat with the precomputed half-angle terms. Its zero
+          // angle gives the unit quaternion whatever the axis (a non-finite
+          // per-row jnt_axis included); sn == 0 exactly when the angle is 0.
           const T sn = half[2 * j + 1];
-          const T qloc[4] = {half[2 * j], jaxis[0] * sn, jaxis[1] * sn, jaxis[2] * sn};
+          T qloc[4] = {half[2 * j], jaxis[0] * sn, jaxis[1] * sn, jaxis[2] * sn};
+          if constexpr (std::is_same_v<T, double>) {
+            if (sn == 0) qloc[1] = qloc[2] = qloc[3] = 0;  // cs is exactly 1
+          } else {
+            const auto zero_angle = sn == 0;  // per lane: all ones where the angle is 0
+            for (int k = 1; k < 4; ++k) qloc[k] = from_bits(bits_of(qloc[k]) & ~zero_angle);
+          }
           mul_quat(x.quat, x.quat, qloc);
         }
         // correct for off-center rotation (exactly zero for a centered joint)
@@ -242,6 +250,18 @@ inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R
           x.pos[1] += (v0[1] - v1[1]);
           x.pos[2] += (v0[2] - v1[2]);
         }
+      }
+      if (b.jnt_end > b.jnt_begin && !(b.jnt_end - b.jnt_begin == 1 &&
+                                       joints_[b.jnt_begin].type == mjJNT_SLIDE)) {
+        // mj_kinematics corrects the position after every rotational joint
+        // by rotVecQuat(jnt_pos, xquat), which is NaN for a non-finite
+        // rotation even when jnt_pos is 0 (the skipped centered case). A
+        // product with a non-finite factor has a non-finite w; 0 * w is
+        // exactly 0 otherwise.
+        const T w0 = x.quat[0] * 0.0;
+        x.pos[0] += w0;
+        x.pos[1] += w0;
+        x.pos[2] += w0;
       }
     }
     normalize4(x.quat);

@@ -300,7 +300,8 @@ def build_plan(
         need({"kinematics"}, "body poses")
         need(VEL, "body velocities (mj_objectVelocity reads cvel)")
     if rel_id is not None:
-        need({"kinematics"}, "poses relative to body " + _name(model, mujoco.mjtObj.mjOBJ_BODY, rel_id))
+        rel_name = _name(model, mujoco.mjtObj.mjOBJ_BODY, rel_id)
+        need({"kinematics"}, "poses relative to body " + rel_name)
     if site_ids:
         need({"kinematics"}, "site poses")
     needs_time = False
