@@ -233,13 +233,13 @@ def test_drop_in_rejects_sensors_it_cannot_compute():
     m = mujoco.MjModel.from_xml_string(
         """<mujoco><worldbody><body><joint name="j" limited="true" range="-1 1"/>
         <geom size=".1"/></body></worldbody>
-        <sensor><jointpos joint="j"/><jointlimitpos name="lim" joint="j"/></sensor></mujoco>"""
+        <sensor><jointpos joint="j"/><user name="lim" dim="1" needstage="pos"/></sensor></mujoco>"""
     )
     b = mjbatch.Batch(m, 2, num_threads=1)
     with mjrefresh.MjbatchSensorRefresher(b, num_threads=1) as drop_in:
         drop_in.refresh_sensor_ranges(None, (0, 1))
         with pytest.raises(
-            mjrefresh.PlanError, match="sensor 'lim' .jointlimitpos. cannot be refreshed"
+            mjrefresh.PlanError, match="sensor 'lim' .user. cannot be refreshed"
         ):
             drop_in.refresh_sensor_ranges(None, (0, 2))
 

@@ -33,7 +33,7 @@ XML = """
     <gyro name="gyro" site="imu"/>
     <tendonpos name="t_len" tendon="t"/>
     <accelerometer name="acc" site="imu"/>
-    <jointlimitpos name="limit" joint="shoulder"/>
+    <user name="limit" dim="1" needstage="pos"/>
   </sensor>
 </mujoco>
 """
@@ -81,10 +81,10 @@ def test_plan_all_posvel_lists_refused_sensors(robot_xml: Path):
     assert out.startswith("engine: exact (auto: sensor 't_len' (tendonpos)")
     assert "  tendon: sensor 't_len' (tendonpos)" in out
     assert "refused (1 position/velocity-stage sensors not selected):" in out
-    assert "  sensor 'limit' (jointlimitpos)\n" in out
+    assert "  sensor 'limit' (user)\n" in out
     verbose = run("plan", str(robot_xml), "--all-posvel", "--verbose").stdout
     assert (
-        "sensor 'limit' (jointlimitpos) cannot be refreshed: reads the constraint rows" in verbose
+        "sensor 'limit' (user) cannot be refreshed: user sensors are computed" in verbose
     )
 
 

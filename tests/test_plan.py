@@ -23,24 +23,6 @@ import mjrefresh
             r"sensor 'x' \(accelerometer\) is an acceleration-stage",
         ),
         (
-            '<jointlimitpos name="x" joint="j"/>',
-            r"sensor 'x' \(jointlimitpos\) cannot be refreshed: "
-            r"reads the constraint rows \(efc_\*\) of the last physics solve",
-        ),
-        (
-            '<jointlimitvel name="x" joint="j"/>',
-            r"sensor 'x' \(jointlimitvel\) cannot be refreshed: reads the constraint rows",
-        ),
-        (
-            '<tendonlimitpos name="x" tendon="t"/>',
-            r"sensor 'x' \(tendonlimitpos\) cannot be refreshed",
-        ),
-        (
-            '<e_potential name="x"/>',
-            r"sensor 'x' \(e_potential\) cannot be refreshed: energy sensors",
-        ),
-        ('<e_kinetic name="x"/>', r"sensor 'x' \(e_kinetic\) cannot be refreshed: energy sensors"),
-        (
             '<user name="x" dim="1" needstage="pos"/>',
             r"sensor 'x' \(user\) cannot be refreshed: user "
             r"sensors are computed by the global mjcb_sensor callback",
@@ -64,16 +46,32 @@ def test_unsupported_sensors_are_rejected_by_name(sensor, match):
         mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)])
 
 
-def test_adhesion_actuator_sensors_are_rejected():
+def test_adhesion_actuator_sensors_plan_the_contact_stages():
     xml = """<mujoco><worldbody><body name="a"><freejoint/><geom size=".1"/></body></worldbody>
       <actuator><adhesion name="ad" body="a" ctrlrange="0 1"/></actuator>
-      <sensor><actuatorpos name="x" actuator="ad"/></sensor></mujoco>"""
-    with pytest.raises(
-        ValueError,
-        match=r"sensor 'x' \(actuatorpos\) cannot be refreshed: its "
-        r"actuator has a body \(adhesion\) transmission",
-    ):
-        mjrefresh.Refresher(mujoco.MjModel.from_xml_string(xml), sensors=["x"])
+      <sensor><actuatorpos name="x" actuator="ad"/><actuatorvel name="v" actuator="ad"/></sensor>
+      </mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    # mj_transmission sets an adhesion length to 0: no contacts needed.
+    pos = mjrefresh.Refresher(m, sensors=["x"], num_threads=1)
+    assert pos.plan.stages == ("kinematics", "comPos", "tendon", "transmission", "sensorPos")
+    # Its moment (hence velocity) is built from the contacts and their rows.
+    vel = mjrefresh.Refresher(m, sensors=["v"], num_threads=1)
+    assert vel.plan.stages == (
+        "kinematics", "comPos", "tendon", "makeM", "factorM", "collision", "makeConstraint",
+        "transmission", "fwdVelocity", "sensorVel",
+    )
+    assert "[cost: broadphase + narrowphase" in vel.plan.describe()
+
+
+def test_plugin_sensors_are_refused_alone_not_the_model():
+    from support.edge_models import TOUCH_GRID_XML
+
+    m = mujoco.MjModel.from_xml_string(TOUCH_GRID_XML)
+    with pytest.raises(mjrefresh.PlanError, match=r"sensor 'tg' \(plugin\) cannot be refreshed"):
+        mjrefresh.Refresher(m, sensors=["tg"])
+    r = mjrefresh.Refresher(m, sensors=["fp"], num_threads=1)
+    assert r.plan.sensor_names == ("fp",)
 
 
 @pytest.mark.parametrize(
@@ -103,6 +101,17 @@ def test_adhesion_actuator_sensors_are_rejected():
             ("kinematics", "comPos", "tendon", "transmission", "fwdVelocity", "sensorVel"),
         ),
         ('<clock name="x"/>', ("sensorPos",)),
+        ('<e_potential name="x"/>', ("kinematics", "comPos", "tendon", "sensorPos")),
+        ('<e_kinetic name="x"/>', ("kinematics", "comPos", "tendon", "makeM", "sensorPos")),
+        (
+            '<jointlimitpos name="x" joint="j"/>',
+            ("kinematics", "comPos", "tendon", "makeM", "factorM", "makeConstraint", "sensorPos"),
+        ),
+        (
+            '<tendonlimitvel name="x" tendon="t"/>',
+            ("kinematics", "comPos", "tendon", "makeM", "factorM", "makeConstraint",
+             "fwdVelocity", "sensorVel"),
+        ),
     ],
 )
 def test_stages_follow_what_the_sensor_reads(sensor, stages):

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/mujoco_error_trap.h"
+#include "core/trapped_alloc.h"
 
 namespace mjrefresh {
 namespace {
@@ -28,7 +29,9 @@ void five_stages(void* arg) {
 void stage_loop(const mjModel* m, const RowView<const double>& qpos,
                 const RowView<const double>& qvel, const OutMatrix& sensordata, int col_start,
                 int col_stop) {
-  std::unique_ptr<mjData, void (*)(mjData*)> data(mj_makeData(m), &mj_deleteData);
+  // Trapped: a MuJoCo error (or out of memory) raises instead of exiting.
+  std::unique_ptr<mjData, void (*)(mjData*)> data(
+      make_data_trapped(m, 0, "the stage loop's mjData", "free memory"), &mj_deleteData);
   mjData* d = data.get();
   char message[1024];
   for (int64_t row = 0; row < qpos.rows; ++row) {

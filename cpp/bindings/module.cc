@@ -21,10 +21,21 @@
 #include <nanobind/nanobind.h>
 
 #include "bindings/register.h"
+#include "core/trapped_alloc.h"
 
 NB_MODULE(_core, m) {
   using namespace mjrefresh::bind;
   m.doc() = "Private native core of mjrefresh (use the public mjrefresh API instead).";
+  // Allocation failure while building a refresher (core/trapped_alloc.h):
+  // MemoryError with the message naming the bytes and the remedy.
+  nanobind::register_exception_translator(
+      [](const std::exception_ptr& p, void*) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const mjrefresh::OutOfMemory& e) {
+          PyErr_SetString(PyExc_MemoryError, e.what());
+        }
+      });
   register_contract(m);
   nanobind::class_<PyRefresher> refresher = register_refresher(m);
   register_bench(m, refresher);

@@ -54,6 +54,8 @@ class PyRefresher {
   int num_threads() const { return impl_->num_threads(); }
   int last_participants() const { return impl_->last_participants(); }
   int64_t min_rows_per_thread() const { return impl_->engine().min_rows_per_thread(); }
+  int64_t memory_bytes() const { return impl_->memory_bytes(); }
+  int64_t participant_bytes() const { return impl_->participant_bytes(); }
   Refresher& impl() { return *impl_; }
 
  private:

@@ -177,7 +177,11 @@ nb::class_<PyRefresher> register_refresher(nb::module_& m) {
       .def_prop_ro("last_participants", &PyRefresher::last_participants,
                    "Threads (caller included) the last call woke up.")
       .def_prop_ro("min_rows_per_thread", &PyRefresher::min_rows_per_thread,
-                   "Rows per woken thread below which a call wakes fewer threads.");
+                   "Rows per woken thread below which a call wakes fewer threads.")
+      .def_prop_ro("memory_bytes", &PyRefresher::memory_bytes,
+                   "Bytes the engine holds (model copies and scratch state); 0 once closed.")
+      .def_prop_ro("participant_bytes", &PyRefresher::participant_bytes,
+                   "Bytes of scratch state each participant adds to memory_bytes.");
   return cls;
 }
 

@@ -97,6 +97,16 @@ void Refresher::close() {
 
 bool Refresher::closed() const { return closed_.load(); }
 
+int64_t Refresher::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return engine_ ? engine_->memory_bytes() : 0;
+}
+
+int64_t Refresher::participant_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return engine_ ? engine_->participant_bytes() : 0;
+}
+
 void Refresher::with_engine(const std::function<void(RowEngine&)>& fn) {
   recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);

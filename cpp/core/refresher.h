@@ -78,6 +78,9 @@ class Refresher {
   // wakes after the caller ran out of rows skips the call (worker_pool.h).
   int last_participants() const { return last_participants_.load(); }
   const RowEngine& engine() const { return *engine_; }
+  // Bytes held (RowEngine::memory_bytes); 0 once closed.
+  int64_t memory_bytes() const;
+  int64_t participant_bytes() const;
 
  private:
   void recover_after_fork();

@@ -40,6 +40,11 @@ class RowEngine {
   // Called in a forked child before its first refresh: scratch state may have
   // been copied mid-row from a parent thread; make it usable again.
   virtual void after_fork() {}
+  // Bytes the engine holds (model copies and scratch state of all
+  // participants); exported as Refresher.memory_bytes.
+  virtual int64_t memory_bytes() const = 0;
+  // The part of memory_bytes() each pool participant adds (its scratch).
+  virtual int64_t participant_bytes() const = 0;
 };
 
 }  // namespace mjrefresh

@@ -23,20 +23,24 @@
 namespace mjrefresh {
 
 // MuJoCo stage functions, in the order the exact engine calls them (the same
-// order as mj_forward). Bit values and names (kStages) are part of the
-// Python<->C++ contract.
+// order as mj_forward). Names (kStages) are part of the Python<->C++
+// contract; Python reads the bit values by name (_core.Stage).
 enum Stage : uint32_t {
-  kKinematics = 1u << 0,    // mj_kinematics
-  kComPos = 1u << 1,        // mj_comPos
-  kCamLight = 1u << 2,      // mj_camlight
-  kFlex = 1u << 3,          // mj_flex
-  kTendon = 1u << 4,        // mj_tendon
-  kTransmission = 1u << 5,  // mj_transmission
-  kSensorPos = 1u << 6,     // mj_sensorPos
-  kComVel = 1u << 7,        // mj_comVel
-  kFwdVelocity = 1u << 8,   // mj_fwdVelocity (ten_velocity, actuator_velocity, comVel)
-  kSensorVel = 1u << 9,     // mj_sensorVel (calls mj_subtreeVel lazily)
-  kAllStages = (1u << 10) - 1,
+  kKinematics = 1u << 0,      // mj_kinematics
+  kComPos = 1u << 1,          // mj_comPos
+  kCamLight = 1u << 2,        // mj_camlight
+  kFlex = 1u << 3,            // mj_flex
+  kTendon = 1u << 4,          // mj_tendon
+  kMakeM = 1u << 5,           // mj_makeM (crb + tendon armature: the mass matrix)
+  kFactorM = 1u << 6,         // mj_factorM
+  kCollision = 1u << 7,       // mj_collision (contacts; uses the arena)
+  kMakeConstraint = 1u << 8,  // mj_makeConstraint (efc rows; uses the arena)
+  kTransmission = 1u << 9,    // mj_transmission
+  kSensorPos = 1u << 10,      // mj_sensorPos (mj_energyPos/Vel lazily)
+  kComVel = 1u << 11,         // mj_comVel
+  kFwdVelocity = 1u << 12,    // mj_fwdVelocity (ten/actuator velocity, comVel, efc_vel)
+  kSensorVel = 1u << 13,      // mj_sensorVel (calls mj_subtreeVel lazily)
+  kAllStages = (1u << 14) - 1,
 };
 
 struct StageInfo {
@@ -44,11 +48,20 @@ struct StageInfo {
   const char* name;  // as the Python planner names the stage
 };
 inline constexpr StageInfo kStages[] = {
-    {kKinematics, "kinematics"}, {kComPos, "comPos"},
-    {kCamLight, "camlight"},     {kFlex, "flex"},
-    {kTendon, "tendon"},         {kTransmission, "transmission"},
-    {kSensorPos, "sensorPos"},   {kComVel, "comVel"},
-    {kFwdVelocity, "fwdVelocity"}, {kSensorVel, "sensorVel"},
+    {kKinematics, "kinematics"},
+    {kComPos, "comPos"},
+    {kCamLight, "camlight"},
+    {kFlex, "flex"},
+    {kTendon, "tendon"},
+    {kMakeM, "makeM"},
+    {kFactorM, "factorM"},
+    {kCollision, "collision"},
+    {kMakeConstraint, "makeConstraint"},
+    {kTransmission, "transmission"},
+    {kSensorPos, "sensorPos"},
+    {kComVel, "comVel"},
+    {kFwdVelocity, "fwdVelocity"},
+    {kSensorVel, "sensorVel"},
 };
 
 struct Selection {

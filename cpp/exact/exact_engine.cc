@@ -1,11 +1,13 @@
 #include "exact/exact_engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <string>
 
 #include "core/frame_math.h"
-#include "core/mujoco_error_trap.h"
+#include "core/trapped_alloc.h"
+#include "exact/private_model.h"
+#include "exact/stage_runner.h"
 
 namespace mjrefresh {
 namespace {
@@ -23,44 +25,6 @@ struct MujocoKernels {
     mju_mulQuat(r, a, b);
   }
 };
-
-struct StageJob {
-  const mjModel* m;
-  mjData* d;
-  uint32_t stages;
-  int64_t* elapsed_ns;  // if set, time spent in the stage functions is added here
-};
-
-void call_stages(const mjModel* m, mjData* d, uint32_t s);
-
-// Runs inside trapped_call: plain C calls only (see mujoco_error_trap.h).
-void run_stages(void* arg) {
-  const StageJob& job = *static_cast<const StageJob*>(arg);
-  if (job.elapsed_ns == nullptr) {
-    call_stages(job.m, job.d, job.stages);
-    return;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  call_stages(job.m, job.d, job.stages);
-  const auto stop = std::chrono::steady_clock::now();
-  *job.elapsed_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
-}
-
-void call_stages(const mjModel* m, mjData* d, uint32_t s) {
-  if (s & kKinematics) mj_kinematics(m, d);
-  if (s & kComPos) mj_comPos(m, d);
-  if (s & kCamLight) mj_camlight(m, d);
-  if (s & kFlex) mj_flex(m, d);
-  if (s & kTendon) mj_tendon(m, d);
-  if (s & kTransmission) mj_transmission(m, d);
-  if (s & kSensorPos) mj_sensorPos(m, d);
-  if (s & kFwdVelocity) {
-    mj_fwdVelocity(m, d);  // includes mj_comVel
-  } else if (s & kComVel) {
-    mj_comVel(m, d);
-  }
-  if (s & kSensorVel) mj_sensorVel(m, d);
-}
 
 // A plain loop, not memcpy: glibc's AVX memcpy on these few-hundred-byte
 // rows made the MuJoCo stage functions that follow measurably slower (3
@@ -104,9 +68,8 @@ bool ExactEngine::time_stages(const int64_t* rows, int64_t num_rows, const Input
   mjData* d = scratch_[0];
   for (int64_t i = 0; i < num_rows; ++i) {
     const mjModel* m = load_row(0, rows[i], in);
-    StageJob job{m, d, sel_.stages, elapsed_ns};
-    if (!trapped_call(&run_stages, &job, message, message_size)) {
-      mj_resetData(m, d);
+    if (!run_stages_trapped(m, d, sel_.stages, elapsed_ns, message, message_size)) {
+      mj_resetData(m, d);  // sleep is off in the private model: runs no stage function
       return false;
     }
   }
@@ -115,36 +78,72 @@ bool ExactEngine::time_stages(const int64_t* rows, int64_t num_rows, const Input
 
 ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scratch)
     : sel_(std::move(selection)) {
-  model_ = mj_copyModel(nullptr, model);
-  std::vector<char> keep(model_->nsensor, 0);
-  for (int id : sel_.sensors) keep[id] = 1;
-  for (int i = 0; i < model_->nsensor; ++i) {
-    if (!keep[i]) model_->sensor_needstage[i] = mjSTAGE_ACC;
+  // Every MuJoCo call here is trapped (core/trapped_alloc.h); on a throw the
+  // destructor does not run, so free what was made before rethrowing.
+  try {
+    model_ = make_private_model(model, sel_);
+    declared_arena_ = size_arena(model_, sel_.stages);
+    scratch_.reserve(num_scratch);
+    int64_t per_data = 0;
+    for (int t = 0; t < num_scratch; ++t) {
+      const std::string what = "the exact engine's scratch state of participant " +
+                               std::to_string(t + 1) + " of " + std::to_string(num_scratch);
+      scratch_.push_back(make_data_trapped(model_, per_data, what, remedy(num_scratch)));
+      per_data = data_bytes(scratch_.back());
+    }
+    if (!sel_.model_fields.empty()) {
+      for (int t = 0; t < num_scratch; ++t) {
+        models_.push_back(copy_model_trapped(
+            model_, "a per-participant model copy (per-environment model fields)",
+            remedy(num_scratch)));
+      }
+    }
+  } catch (...) {
+    release();
+    throw;
   }
-  scratch_.reserve(num_scratch);
-  for (int t = 0; t < num_scratch; ++t) scratch_.push_back(mj_makeData(model_));
-  if (!sel_.model_fields.empty()) {
-    for (int t = 0; t < num_scratch; ++t) models_.push_back(mj_copyModel(nullptr, model_));
-  }
+}
+
+std::string ExactEngine::remedy(int num_scratch) {
+  return num_scratch > 1 ? "free memory or use fewer threads (num_threads=" +
+                               std::to_string(num_scratch) + " needs one per thread)"
+                         : "free memory, or declare a smaller <size memory=...> in the model";
+}
+
+int64_t ExactEngine::memory_bytes() const {
+  int64_t total = static_cast<int64_t>(mj_sizeModel(model_));
+  for (const mjData* d : scratch_) total += data_bytes(d);
+  for (const mjModel* m : models_) total += static_cast<int64_t>(mj_sizeModel(m));
+  return total;
+}
+
+int64_t ExactEngine::participant_bytes() const {
+  int64_t bytes = scratch_.empty() ? 0 : data_bytes(scratch_[0]);
+  if (!models_.empty()) bytes += static_cast<int64_t>(mj_sizeModel(models_[0]));
+  return bytes;
 }
 
 void ExactEngine::after_fork() {
   for (mjData* d : scratch_) mj_resetData(model_, d);
 }
 
-ExactEngine::~ExactEngine() {
+ExactEngine::~ExactEngine() { release(); }
+
+void ExactEngine::release() {
   for (mjData* d : scratch_) mj_deleteData(d);
   for (mjModel* m : models_) mj_deleteModel(m);
-  mj_deleteModel(model_);
+  if (model_ != nullptr) mj_deleteModel(model_);
+  scratch_.clear();
+  models_.clear();
+  model_ = nullptr;
 }
 
 bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                               char* message, std::size_t message_size) {
   mjData* d = scratch_[t];
   const mjModel* m = load_row(t, row, in);
-  StageJob job{m, d, sel_.stages, nullptr};
-  if (!trapped_call(&run_stages, &job, message, message_size)) {
-    mj_resetData(m, d);
+  if (!run_stages_trapped(m, d, sel_.stages, nullptr, message, message_size)) {
+    mj_resetData(m, d);  // sleep is off in the private model: runs no stage function
     return false;
   }
   write_outputs(m, d, row, out);

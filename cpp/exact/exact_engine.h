@@ -3,11 +3,18 @@
 //
 // Contract
 // - Model: the engine keeps a private copy of the caller's mjModel, made in
-//   the constructor (so deleting the Python model later is harmless). In the
-//   copy, every sensor that is not selected gets sensor_needstage = ACC: the
-//   refresh never calls mj_sensorAcc, so mj_sensorPos/mj_sensorVel compute
-//   exactly the selected sensors with MuJoCo's own code (bit-exact, cutoff
-//   included) and skip the rest (and never call user callbacks for them).
+//   the constructor (so deleting the Python model later is harmless), in
+//   which unselected sensors are masked (needstage NONE) and sleep is off:
+//   mj_sensorPos/mj_sensorVel compute exactly the selected sensors with
+//   MuJoCo's own code (bit-exact, cutoff included), skip the rest, and the
+//   copy stays valid for MuJoCo's reset/sleep code (exact/private_model.h).
+// - Construction never ends the process: every MuJoCo call runs under the
+//   error trap; allocation failure throws OutOfMemory naming the bytes and
+//   the remedy (core/trapped_alloc.h), other MuJoCo errors runtime_error;
+//   what was made before the failure is freed.
+// - Memory: each scratch mjData's arena is what the planned stages use
+//   (size_arena in exact/private_model.h); memory_bytes() is what the
+//   engine holds (model copies plus scratch).
 // - Per-environment model fields: when the selection has model_fields, each
 //   participant also gets its own copy of the (masked) model, and every row
 //   writes its values of those fields into that copy before the stages run
@@ -26,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <mujoco/mujoco.h>
@@ -58,13 +66,23 @@ class ExactEngine final : public RowEngine {
   bool time_stages(const int64_t* rows, int64_t num_rows, const Inputs& in, int64_t* elapsed_ns,
                    char* message, std::size_t message_size);
 
+  int64_t memory_bytes() const override;
+  // Bytes one participant holds: its scratch mjData (struct, buffer, arena)
+  // and, with model_fields, its model copy.
+  int64_t participant_bytes() const override;
+  // The model's declared arena (<size memory>), before size_arena.
+  int64_t declared_arena() const { return declared_arena_; }
+
  private:
   // Loads row `row` into scratch t (state, and model fields into models_[t]);
   // returns the model the row must run with.
   const mjModel* load_row(int t, int64_t row, const Inputs& in);
   void write_outputs(const mjModel* m, const mjData* d, int64_t row, const Outputs& out) const;
+  void release();  // frees everything made so far (destructor, failed constructor)
+  static std::string remedy(int num_scratch);
 
   mjModel* model_ = nullptr;
+  int64_t declared_arena_ = 0;
   Selection sel_;
   std::vector<mjData*> scratch_;
   std::vector<mjModel*> models_;  // per participant; only with model_fields

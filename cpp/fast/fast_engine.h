@@ -113,6 +113,8 @@ class FastEngine final : public RowEngine {
   // Measured on the quadruped tracking refresh (2 cores, ~0.3 us/row): 256
   // rows on 2 threads ran at 0.97x of 1 thread, 512 rows at 1.26x.
   int64_t min_rows_per_thread() const override { return 256; }
+  int64_t memory_bytes() const override;
+  int64_t participant_bytes() const override;
   void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
                     const Outputs& out) override;
 
@@ -164,6 +166,11 @@ class FastEngine final : public RowEngine {
     bool zero_pos = false, unit_quat = false;  // body_pos == 0, body_quat == 1
     bool vel_sensor = false;             // velocity needed by a sensor
     bool vel_body = false;               // velocity needed by body_linvel/angvel
+    // Weld root without dofs (world, static or mocap): mj_objectVelocity
+    // returns exact zeros for anything on it, before reading its pose, so
+    // velocities are 0 even for a non-finite pose (3.11 tests
+    // body_weldid == 0, >= 3.12 body_dofnum[body_weldid] == 0: the same set).
+    bool still = true;
     int isameframe = 0;                  // body_sameframe (inertial frame)
     double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // template body_pos/body_quat
   };

@@ -70,6 +70,11 @@ inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R 
   const Body& b = bodies_[s];
   StateT<T>& x = st[s];
   const StateT<T>& p = st[b.parent];
+  if (b.still) {  // mj_objectVelocity's quick return (Body::still)
+    const T zero{};
+    x.v[0] = x.v[1] = x.v[2] = x.w[0] = x.w[1] = x.w[2] = zero;
+    return;
+  }
   velocity_at(x.v, p.v, p.w, x.pos, p.pos);
   copy3(x.w, p.w);
   if (b.kind == Body::kFree) {
@@ -160,12 +165,21 @@ inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R
         T mquat[4] = {mocap_quat[4 * b.mocap], mocap_quat[4 * b.mocap + 1],
                       mocap_quat[4 * b.mocap + 2], mocap_quat[4 * b.mocap + 3]};
         normalize4(mquat);
-        T vec[3];
-        mat_vec(vec, p.mat, mpos);
-        x.pos[0] = p.pos[0] + vec[0];
-        x.pos[1] = p.pos[1] + vec[1];
-        x.pos[2] = p.pos[2] + vec[2];
-        mul_quat(x.quat, p.quat, mquat);
+        if (b.parent == 0) {  // mj_kinematics copies: a non-finite component stays alone
+          copy3(x.pos, mpos);
+          copy4(x.quat, mquat);
+        } else {
+          T vec[3];
+          mat_vec(vec, p.mat, mpos);
+          x.pos[0] = p.pos[0] + vec[0];
+          x.pos[1] = p.pos[1] + vec[1];
+          x.pos[2] = p.pos[2] + vec[2];
+          mul_quat(x.quat, p.quat, mquat);
+        }
+      } else if (b.parent == 0) {
+        // Parent is the world: mj_kinematics copies body_pos/body_quat.
+        for (int k = 0; k < 3; ++k) x.pos[k] = T{} + kv.body_pos(b, k);
+        for (int k = 0; k < 4; ++k) x.quat[k] = T{} + kv.body_quat(b, k);
       } else {
         // A zero offset or a unit rotation gives the parent's values exactly
         // (for finite input); skipping them saves a third of a body's work.
@@ -213,9 +227,17 @@ inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R
         } else if (jt.unit_axis >= 0) {
           mul_quat_axis(x.quat, jt.unit_axis, half[2 * j], half[2 * j + 1]);
         } else {
-          // mju_axisAngle2Quat with the precomputed half-angle terms
+          // mju_axisAngle2Quat with the precomputed half-angle terms. Its zero
+          // angle gives the unit quaternion whatever the axis (a non-finite
+          // per-row jnt_axis included); sn == 0 exactly when the angle is 0.
           const T sn = half[2 * j + 1];
-          const T qloc[4] = {half[2 * j], jaxis[0] * sn, jaxis[1] * sn, jaxis[2] * sn};
+          T qloc[4] = {half[2 * j], jaxis[0] * sn, jaxis[1] * sn, jaxis[2] * sn};
+          if constexpr (std::is_same_v<T, double>) {
+            if (sn == 0) qloc[1] = qloc[2] = qloc[3] = 0;  // cs is exactly 1
+          } else {
+            const auto zero_angle = sn == 0;  // per lane: all ones where the angle is 0
+            for (int k = 1; k < 4; ++k) qloc[k] = from_bits(bits_of(qloc[k]) & ~zero_angle);
+          }
           mul_quat(x.quat, x.quat, qloc);
         }
         // correct for off-center rotation (exactly zero for a centered joint)
@@ -228,6 +250,18 @@ inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R
           x.pos[1] += (v0[1] - v1[1]);
           x.pos[2] += (v0[2] - v1[2]);
         }
+      }
+      if (b.jnt_end > b.jnt_begin && !(b.jnt_end - b.jnt_begin == 1 &&
+                                       joints_[b.jnt_begin].type == mjJNT_SLIDE)) {
+        // mj_kinematics corrects the position after every rotational joint
+        // by rotVecQuat(jnt_pos, xquat), which is NaN for a non-finite
+        // rotation even when jnt_pos is 0 (the skipped centered case). A
+        // product with a non-finite factor has a non-finite w; 0 * w is
+        // exactly 0 otherwise.
+        const T w0 = x.quat[0] * 0.0;
+        x.pos[0] += w0;
+        x.pos[1] += w0;
+        x.pos[2] += w0;
       }
     }
     normalize4(x.quat);

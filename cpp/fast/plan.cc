@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/trapped_alloc.h"
 #include "fast/fast_kernels.h"
 
 namespace mjrefresh {
@@ -49,7 +50,7 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   for (int j = 0; j < static_cast<int>(joints_.size()); ++j) {
     if (joints_[j].type == mjJNT_HINGE) hinges_.push_back(j);
   }
-  model_ = mj_copyModel(nullptr, model);
+  model_ = copy_model_trapped(model, "the fast engine's model copy", "free memory");
   for (int f = 0; f < kNumModelFields; ++f) template_vals_.f[f] = field_data(model_, f);
   init_scratch(num_scratch);
 }
@@ -129,6 +130,7 @@ std::vector<int> FastEngine::plan_slots(const mjModel* m, const Marks& marks) {
     body.vel_sensor = marks.vel_sensor[b];
     body.vel_body = marks.vel_body[b];
     body.isameframe = m->body_sameframe[b];
+    body.still = m->body_dofnum[m->body_weldid[b]] == 0;
     const double* pos = m->body_pos + 3 * b;
     const double* quat = m->body_quat + 4 * b;
     copy3(body.pos, pos);
@@ -256,6 +258,20 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
 }
 
 // Per participant: the world's state in slot 0, everything else zero.
+int64_t FastEngine::participant_bytes() const {
+  if (scratch_.empty()) return 0;
+  const Scratch& sc = scratch_[0];
+  auto bytes = [](const auto& v) { return static_cast<int64_t>(v.capacity() * sizeof(v[0])); };
+  return static_cast<int64_t>(sizeof(Scratch)) + bytes(sc.states) + bytes(sc.states_b) +
+         bytes(sc.states2) + bytes(sc.anchors2) + bytes(sc.halfangle2) + bytes(sc.anchors) +
+         bytes(sc.halfangle) + bytes(sc.subtree);
+}
+
+int64_t FastEngine::memory_bytes() const {
+  return static_cast<int64_t>(mj_sizeModel(model_)) +
+         participant_bytes() * static_cast<int64_t>(scratch_.size());
+}
+
 void FastEngine::init_scratch(int num_scratch) {
   scratch_.resize(num_scratch);
   for (Scratch& sc : scratch_) {

@@ -137,7 +137,7 @@ void FastEngine::frame_motion(const State* st, const Frame& f, const Vals& vals,
   frame_pose(st, f, vals, pos, mat);
   const State& x = st[f.slot];
   copy3(w, x.w);
-  if (f.kind == Frame::kXBody) {
+  if (f.kind == Frame::kXBody || bodies_[f.slot].still) {  // still: x.v = x.w = 0
     copy3(v, x.v);
     return;
   }
@@ -211,6 +211,10 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_GYRO: {
       double pos[3], mat[9], w[3], v[3];
       frame_motion(st, s.obj, mv, pos, mat, w, v);
+      if (bodies_[s.obj.slot].still) {  // zeros even where mat is not finite
+        vals[0] = vals[1] = vals[2] = 0.0;
+        return;
+      }
       mat_t_vec(vals, mat, s.type == mjSENS_VELOCIMETER ? v : w);
       return;
     }

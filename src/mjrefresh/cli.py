@@ -24,7 +24,8 @@ import mujoco
 
 from . import _build_info, models
 from ._native import core as _core
-from .plan import PlanError, build_plan, refresh_refusals, sensor_label
+from .plan import PlanError, refresh_refusals, sensor_label
+from .refresher import Refresher
 
 
 def _version(dist: str) -> str | None:
@@ -142,17 +143,19 @@ def plan_text(args: argparse.Namespace) -> str:
             "mjrefresh plan: select something: --bodies, --sites, --sensors or --all-posvel"
         )
     try:
-        plan = build_plan(
+        with Refresher(
             model,
             bodies=bodies,
             relative_to=args.relative_to,
             sites=args.sites or (),
             sensors=sensors,
             engine=args.engine,
-        )
+            num_threads=1,
+        ) as refresher:
+            # The plan, and the memory one thread's refresher holds.
+            lines = [refresher.describe(verbose=args.verbose)]
     except (PlanError, ValueError, TypeError) as exc:
         raise SystemExit(f"mjrefresh plan: {exc}") from None
-    lines = [plan.describe(verbose=args.verbose)]
     if refused:
         lines.append(f"refused ({len(refused)} position/velocity-stage sensors not selected):")
         for i, why in refused.items():

@@ -15,6 +15,22 @@ import mujoco
 
 from ._native import core as _core
 from ._suggest import did_you_mean, model_names, other_kind_hint, unknown_name_hint
+from .sensor_rules import (
+    STAGE_COSTS,
+    VEL,
+    PlanError,
+    is_adhesion,
+    pass_plugin_conflict,
+    refresh_refusals,
+    sensor_label,
+    sensor_stages,
+)
+from .sensor_rules import object_name as _name
+
+__all__ = [
+    "ENGINES", "MODEL_FIELDS", "STAGE_ORDER", "PlanError", "RefreshPlan", "build_plan",
+    "fast_uncovered", "refresh_refusals", "resolve_ids", "sensor_label",
+]
 
 # Stage names in the order the exact engine runs them (= mj_forward's order),
 # as the native core defines them (_core.Stage, cpp/core/selection.h).
@@ -29,65 +45,6 @@ MODEL_FIELDS: dict[str, tuple[str, int]] = {
 }
 _FIELD_IDS = {name: i for i, name in enumerate(MODEL_FIELDS)}
 
-_S = mujoco.mjtSensor
-_POSE = frozenset({"kinematics"})
-_VEL = frozenset({"kinematics", "comPos", "comVel"})
-
-# Sensor types a refresh computes, with the stages their values read.
-# sensorPos/sensorVel are added from the sensor's stage.
-_SUPPORTED: dict[int, frozenset[str]] = {
-    _S.mjSENS_MAGNETOMETER: _POSE,
-    _S.mjSENS_CAMPROJECTION: frozenset({"kinematics", "comPos", "camlight"}),
-    _S.mjSENS_RANGEFINDER: _POSE,
-    _S.mjSENS_JOINTPOS: frozenset(),
-    _S.mjSENS_BALLQUAT: frozenset(),
-    _S.mjSENS_TENDONPOS: frozenset({"kinematics", "comPos", "tendon"}),
-    _S.mjSENS_ACTUATORPOS: frozenset({"kinematics", "comPos", "tendon", "transmission"}),
-    _S.mjSENS_FRAMEPOS: _POSE,
-    _S.mjSENS_FRAMEQUAT: _POSE,
-    _S.mjSENS_FRAMEXAXIS: _POSE,
-    _S.mjSENS_FRAMEYAXIS: _POSE,
-    _S.mjSENS_FRAMEZAXIS: _POSE,
-    _S.mjSENS_SUBTREECOM: frozenset({"kinematics", "comPos"}),
-    _S.mjSENS_CLOCK: frozenset(),
-    _S.mjSENS_INSIDESITE: _POSE,
-    _S.mjSENS_GEOMDIST: _POSE,
-    _S.mjSENS_GEOMNORMAL: _POSE,
-    _S.mjSENS_GEOMFROMTO: _POSE,
-    _S.mjSENS_VELOCIMETER: _VEL,
-    _S.mjSENS_GYRO: _VEL,
-    _S.mjSENS_JOINTVEL: frozenset(),
-    _S.mjSENS_BALLANGVEL: frozenset(),
-    # ten_velocity / actuator_velocity are computed inside mj_fwdVelocity,
-    # not by mj_comVel (measured error 0.19 / 3.1 when this is missed).
-    _S.mjSENS_TENDONVEL: frozenset({"kinematics", "comPos", "tendon", "fwdVelocity"}),
-    _S.mjSENS_ACTUATORVEL: frozenset(
-        {"kinematics", "comPos", "tendon", "transmission", "fwdVelocity"}
-    ),
-    _S.mjSENS_FRAMELINVEL: _VEL,
-    _S.mjSENS_FRAMEANGVEL: _VEL,
-    # subtree_linvel/angmom: mj_sensorVel calls mj_subtreeVel lazily; the
-    # engine clears flg_subtreevel per row (measured error 2.55 otherwise).
-    _S.mjSENS_SUBTREELINVEL: _VEL,
-    _S.mjSENS_SUBTREEANGMOM: _VEL,
-}
-
-_REJECTED: dict[int, str] = {
-    _S.mjSENS_JOINTLIMITPOS: "reads the constraint rows (efc_*) of the last physics solve",
-    _S.mjSENS_JOINTLIMITVEL: "reads the constraint rows (efc_*) of the last physics solve",
-    _S.mjSENS_TENDONLIMITPOS: "reads the constraint rows (efc_*) of the last physics solve",
-    _S.mjSENS_TENDONLIMITVEL: "reads the constraint rows (efc_*) of the last physics solve",
-    _S.mjSENS_E_POTENTIAL: "energy sensors need mj_energyPos/mj_energyVel, which a refresh "
-    "does not run",
-    _S.mjSENS_E_KINETIC: "energy sensors need mj_energyPos/mj_energyVel, which a refresh "
-    "does not run",
-    _S.mjSENS_USER: "user sensors are computed by the global mjcb_sensor callback, which a "
-    "refresh does not call from worker threads",
-    _S.mjSENS_PLUGIN: "plugin sensors are computed by plugin code a refresh does not run",
-}
-
-_CAMERA_STAGES = frozenset({"kinematics", "comPos", "camlight"})
-
 ENGINES: tuple[str, ...] = ("auto", "exact", "fast")
 
 
@@ -99,10 +56,6 @@ def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | No
     engine's own (cpp/fast/coverage.cc), so planner and engine cannot differ.
     """
     return _core.fast_uncovered(model._address, [int(i) for i in sensor_ids])
-
-
-class PlanError(ValueError):
-    """A selection that a refresh cannot compute correctly."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +135,8 @@ class RefreshPlan:
                 text = why[0] if why else ""
                 if len(why) > 1:
                     text += f" and {len(why) - 1} more ({len(why)} outputs)"
-            lines.append(f"  {stage}: {text}")
+            cost = f" [cost: {STAGE_COSTS[stage]}]" if stage in STAGE_COSTS else ""
+            lines.append(f"  {stage}: {text}{cost}")
         if self.column_ranges:
             ranges = [f"{a}:{b}" for a, b in self.column_ranges]
             lines.append(
@@ -208,10 +162,6 @@ def _listing(items: Sequence[str], verbose: bool, limit: int = 6) -> str:
     if verbose or len(items) <= limit:
         return ", ".join(items)
     return ", ".join(items[:limit]) + f", ... ({len(items)} in all)"
-
-
-def _name(model: mujoco.MjModel, objtype: mujoco.mjtObj, i: int) -> str:
-    return mujoco.mj_id2name(model, objtype, i) or f"#{i}"
 
 
 def resolve_ids(
@@ -287,65 +237,6 @@ def _check_ranges(model: mujoco.MjModel, sensor_ranges: object) -> list[tuple[in
     return out
 
 
-def _sensor_stages(model: mujoco.MjModel, i: int, label: str) -> frozenset[str]:
-    """Stages sensor `i` needs, or PlanError with the reason it can't be refreshed."""
-    stype = int(model.sensor_type[i])
-    needstage = int(model.sensor_needstage[i])
-    if stype in _REJECTED:
-        raise PlanError(f"{label} cannot be refreshed: {_REJECTED[stype]}")
-    if needstage == mujoco.mjtStage.mjSTAGE_ACC:
-        raise PlanError(
-            f"{label} is an acceleration-stage sensor: a refresh never recomputes it "
-            "(it keeps the value of the physics solve that produced it); select only "
-            "position/velocity-stage sensors"
-        )
-    if int(model.sensor_historyadr[i]) >= 0 or float(model.sensor_delay[i]) > 0 or (
-        float(model.sensor_interval[i, 0]) > 0
-    ):
-        raise PlanError(
-            f"{label} cannot be refreshed: delayed/interval sensors read MuJoCo's sensor "
-            "history buffer, which only physics steps advance"
-        )
-    if stype not in _SUPPORTED:
-        raise PlanError(f"{label} cannot be refreshed: sensor type not supported")
-    stages = set(_SUPPORTED[stype])
-    cam = mujoco.mjtObj.mjOBJ_CAMERA
-    if int(model.sensor_objtype[i]) == cam or int(model.sensor_reftype[i]) == cam:
-        stages |= _CAMERA_STAGES
-    if stype in (_S.mjSENS_ACTUATORPOS, _S.mjSENS_ACTUATORVEL):
-        act = int(model.sensor_objid[i])
-        if int(model.actuator_trntype[act]) == mujoco.mjtTrn.mjTRN_BODY:
-            raise PlanError(
-                f"{label} cannot be refreshed: its actuator has a body (adhesion) "
-                "transmission, whose length and moment read the contacts of the last "
-                "physics solve"
-            )
-    stages.add("sensorPos" if needstage == mujoco.mjtStage.mjSTAGE_POS else "sensorVel")
-    return frozenset(stages)
-
-
-def sensor_label(model: mujoco.MjModel, i: int) -> str:
-    """``sensor 'name' (type)``: how messages name sensor `i`."""
-    stype = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_").lower()
-    return f"sensor {_name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)!r} ({stype})"
-
-
-def refresh_refusals(model: mujoco.MjModel) -> dict[int, str]:
-    """Sensors of `model` a refresh refuses, by id, with the reason.
-
-    The same rule :func:`build_plan` applies to a selection: a plan that
-    selects any of these sensors raises :class:`PlanError` with this reason.
-    """
-    refused = {}
-    for i in range(model.nsensor):
-        label = sensor_label(model, i)
-        try:
-            _sensor_stages(model, i, label)
-        except PlanError as exc:
-            refused[i] = str(exc)
-    return refused
-
-
 def build_plan(
     model: mujoco.MjModel,
     *,
@@ -407,36 +298,23 @@ def build_plan(
 
     if body_ids:
         need({"kinematics"}, "body poses")
-        need(_VEL, "body velocities (mj_objectVelocity reads cvel)")
+        need(VEL, "body velocities (mj_objectVelocity reads cvel)")
     if rel_id is not None:
-        need({"kinematics"}, "poses relative to body " + _name(model, mujoco.mjtObj.mjOBJ_BODY, rel_id))
+        rel_name = _name(model, mujoco.mjtObj.mjOBJ_BODY, rel_id)
+        need({"kinematics"}, "poses relative to body " + rel_name)
     if site_ids:
         need({"kinematics"}, "site poses")
     needs_time = False
     sensor_names = []
     for i in sensor_ids:
         sensor_names.append(_name(model, mujoco.mjtObj.mjOBJ_SENSOR, i))
-        label = sensor_label(model, i)
-        need(_sensor_stages(model, i, label), label)
-        if int(model.sensor_type[i]) == _S.mjSENS_CLOCK:
+        need(sensor_stages(model, i), sensor_label(model, i))
+        if int(model.sensor_type[i]) == mujoco.mjtSensor.mjSENS_CLOCK:
             needs_time = True
-    if ("sensorPos" in reasons or "sensorVel" in reasons) and model.nsensor:
-        plugin = [
-            _name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)
-            for i in range(model.nsensor)
-            if int(model.sensor_type[i]) == _S.mjSENS_PLUGIN
-        ]
-        if plugin:
-            raise PlanError(
-                f"model has plugin sensor {plugin[0]!r}: plugin sensors are computed inside "
-                "mj_sensorPos/mj_sensorVel on every call, which a refresh cannot do safely "
-                "on worker threads; select no sensors, or remove the plugin sensor"
-            )
-    if model.nflex and ("tendon" in reasons or "fwdVelocity" in reasons):
-        need({"flex"}, "tendon/velocity stages read flex edge Jacobians")
-    if "fwdVelocity" in reasons:
-        # mj_fwdVelocity computes cvel itself (it calls mj_comVel).
-        reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
+    conflict = pass_plugin_conflict(model, set(reasons) & {"sensorPos", "sensorVel"})
+    if conflict is not None:
+        raise PlanError(conflict)
+    _add_implied_stages(model, reasons)
 
     stages = tuple(s for s in STAGE_ORDER if s in reasons)
     chosen, engine_reason = _choose_engine(model, engine, sensor_ids)
@@ -458,6 +336,38 @@ def build_plan(
         needs_time=needs_time,
         model_fields=fields,
     )
+
+
+def _add_implied_stages(model: mujoco.MjModel, reasons: dict[str, list[str]]) -> None:
+    """Stages the planned stages themselves read, as mj_forward runs them;
+    each is needed by the outputs that need the stage reading it."""
+
+    def inherit(stages: Iterable[str], source: str) -> None:
+        for s in stages:
+            have = reasons.setdefault(s, [])
+            have.extend(w for w in reasons[source] if w not in have)
+
+    adhesion = any(is_adhesion(model, a) for a in range(model.nu))
+    if "collision" in reasons and (
+        "fwdVelocity" in reasons or ("transmission" in reasons and adhesion)
+    ):
+        # Contacts without their constraint rows: adhesion transmissions and
+        # contact passive forces read con->efc_address (MuJoCo 3.11's
+        # mj_transmission crashes on it), so build the rows as mj_forward does.
+        inherit({"makeConstraint"}, "collision")
+    if "makeConstraint" in reasons:
+        # Constraint impedance reads the factorised mass matrix.
+        inherit({"kinematics", "comPos", "makeM", "factorM"}, "makeConstraint")
+    for source in ("makeM", "makeConstraint"):
+        if model.ntendon and source in reasons:
+            inherit({"tendon"}, source)  # tendon armature / tendon rows read ten_J
+    if model.nflex:
+        for source in ("tendon", "fwdVelocity", "makeM", "collision", "makeConstraint"):
+            if source in reasons:
+                inherit({"flex"}, source)  # these read flex edges
+    if "fwdVelocity" in reasons:
+        # mj_fwdVelocity computes cvel itself (it calls mj_comVel).
+        reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
 
 
 def _check_model_fields(model: mujoco.MjModel, model_fields: Iterable[str]) -> tuple[str, ...]:

@@ -171,6 +171,26 @@ class Refresher:
         """True after :meth:`close`."""
         return bool(self._core.closed)
 
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes this refresher holds: its private model copy (copies, with
+        per-environment model fields) and every participant's scratch state
+        (exact engine: an ``mjData`` whose arena is sized to the planned
+        stages). 0 once closed."""
+        return int(self._core.memory_bytes)
+
+    @property
+    def participant_bytes(self) -> int:
+        """The part of :attr:`memory_bytes` each thread (participant) adds."""
+        return int(self._core.participant_bytes)
+
+    def describe(self, verbose: bool = False) -> str:
+        """:meth:`RefreshPlan.describe` plus the memory this refresher holds."""
+        return (
+            f"{self._plan.describe(verbose)}\nmemory: {self.memory_bytes} bytes "
+            f"({self.participant_bytes} per thread x {self.num_threads} threads)"
+        )
+
     # --------------------------------------------------------------- outputs
     def output_shapes(self, num_envs: int) -> dict[str, tuple[int, ...]]:
         """Shapes of the outputs this plan writes, for `num_envs` rows."""
