@@ -61,7 +61,12 @@
 //   only touches block t. Nothing carries over between rows: every visited
 //   value is recomputed for every row.
 // - Errors: refresh_row() never throws and never fails (returns true); NaN
-//   or Inf inputs give NaN/Inf outputs, not a crash.
+//   or Inf inputs give NaN/Inf outputs, not a crash. Known differences from
+//   mj_forward on non-finite input (audited; matching them would cost the
+//   finite path): MuJoCo spreads a NaN over a whole tree's velocities (it
+//   works at the tree's subtree CoM), this engine only over the affected
+//   chain; coordinate-axis hinge shortcuts may leave some quaternion
+//   components finite; an infinite position may become NaN.
 // - Pairs: refresh_pair(t, a, b) runs the pose/velocity pass for rows a and
 //   b in the two lanes of SSE2 registers (same operations per lane, so each
 //   row gets the values refresh_row gives it), then writes their outputs
