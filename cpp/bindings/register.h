@@ -17,6 +17,7 @@ namespace mjrefresh::bind {
 
 void register_contract(nanobind::module_& m);
 nanobind::class_<PyRefresher> register_refresher(nanobind::module_& m);
+void register_mjdata_rows(nanobind::module_& m);
 void register_bench(nanobind::module_& m, nanobind::class_<PyRefresher>& refresher);
 
 }  // namespace mjrefresh::bind

@@ -1,6 +1,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <stdexcept>
@@ -61,6 +62,28 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run(
   if (impl_->closed()) throw std::runtime_error("Refresher is closed");
   const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
   const int64_t n = in.qpos.rows;
+  const Outputs out = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel, body_angvel,
+                                    body_pos_rel, body_quat_rel, site_pos, site_mat);
+  check_rows(rows, n);
+
+  std::vector<int64_t> row_copy;
+  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
+  const int64_t count = static_cast<int64_t>(rows.shape(0));
+  RunResult result;
+  {
+    nb::gil_scoped_release release;
+    result = impl_->run(row_ptr, count, in, out);
+  }
+  if (result.closed) throw std::runtime_error("Refresher is closed");
+  return {std::move(result.failed_rows), std::move(result.message)};
+}
+
+Outputs PyRefresher::parse_outputs(
+    int64_t n, const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
+    const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
+    const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
+    const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
+    const std::optional<OutArray>& site_mat) const {
   // Widths come from the contract table (core/selection.h kOutputs).
   auto items = [&](OutputId id, const std::optional<OutArray>& a, int64_t count) {
     return out_items(kOutputs[id].name, a, n, count, kOutputs[id].width);
@@ -78,18 +101,7 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run(
   out.body_quat_rel = items(kOutBodyQuatRel, body_quat_rel, nbodies_);
   out.site_pos = items(kOutSitePos, site_pos, nsites_);
   out.site_mat = items(kOutSiteMat, site_mat, nsites_);
-  check_rows(rows, n);
-
-  std::vector<int64_t> row_copy;
-  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
-  const int64_t count = static_cast<int64_t>(rows.shape(0));
-  RunResult result;
-  {
-    nb::gil_scoped_release release;
-    result = impl_->run(row_ptr, count, in, out);
-  }
-  if (result.closed) throw std::runtime_error("Refresher is closed");
-  return {std::move(result.failed_rows), std::move(result.message)};
+  return out;
 }
 
 Inputs PyRefresher::parse_inputs(const InArray& qpos, const InArray& qvel,
@@ -171,6 +183,23 @@ nb::class_<PyRefresher> register_refresher(nb::module_& m) {
            "model_fields"_a = std::vector<InArray>(),
            "Refresh `rows` (sorted unique int64). Validates everything before writing. "
            "Returns (failed_rows, message); failed_rows is empty on success.")
+      .def("mjdata_rows", &PyRefresher::mjdata_rows, "datas"_a.noconvert(),
+           "Pointer tables over mjData (`datas`: their addresses, int64, one per row, "
+           "already validated by the caller, who keeps them alive while the tables are used).")
+      .def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a,
+           "with_time"_a, "sensordata"_a.noconvert().none() = nb::none(),
+           "body_pos"_a.noconvert().none() = nb::none(),
+           "body_quat"_a.noconvert().none() = nb::none(),
+           "body_linvel"_a.noconvert().none() = nb::none(),
+           "body_angvel"_a.noconvert().none() = nb::none(),
+           "body_pos_rel"_a.noconvert().none() = nb::none(),
+           "body_quat_rel"_a.noconvert().none() = nb::none(),
+           "site_pos"_a.noconvert().none() = nb::none(),
+           "site_mat"_a.noconvert().none() = nb::none(),
+           "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is read from "
+           "each mjData, outputs are written to the arrays and the selected ones into each "
+           "mjData. "
+           "Returns (failed_rows, message).")
       .def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
       .def_prop_ro("closed", &PyRefresher::closed)
       .def_prop_ro("num_threads", &PyRefresher::num_threads)
