@@ -26,7 +26,7 @@ NB_MODULE(_core, m) {
   using namespace mjrefresh::bind;
   m.doc() = "Private native core of mjrefresh (use the public mjrefresh API instead).";
   register_contract(m);
-  register_mjdata_rows(m);
   nanobind::class_<PyRefresher> refresher = register_refresher(m);
+  register_mjdata_rows(m, refresher);
   register_bench(m, refresher);
 }

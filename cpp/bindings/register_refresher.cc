@@ -1,10 +1,10 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <stdexcept>
+#include <tuple>
 
 #include "bindings/register.h"
 #include "core/worker_pool.h"
@@ -166,41 +166,19 @@ nb::class_<PyRefresher> register_refresher(nb::module_& m) {
 
   nb::class_<PyRefresher> cls(m, "Refresher",
                               "Native refresher: private model copy, scratch state, worker pool.");
-  cls.def(nb::init<uintptr_t, const Config&>(), "model_address"_a, "config"_a)
-      .def("run", &PyRefresher::run, "rows"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
-           "mocap_pos"_a.noconvert().none() = nb::none(),
-           "mocap_quat"_a.noconvert().none() = nb::none(),
-           "time"_a.noconvert().none() = nb::none(),
-           "sensordata"_a.noconvert().none() = nb::none(),
-           "body_pos"_a.noconvert().none() = nb::none(),
-           "body_quat"_a.noconvert().none() = nb::none(),
-           "body_linvel"_a.noconvert().none() = nb::none(),
-           "body_angvel"_a.noconvert().none() = nb::none(),
-           "body_pos_rel"_a.noconvert().none() = nb::none(),
-           "body_quat_rel"_a.noconvert().none() = nb::none(),
-           "site_pos"_a.noconvert().none() = nb::none(),
-           "site_mat"_a.noconvert().none() = nb::none(),
-           "model_fields"_a = std::vector<InArray>(),
-           "Refresh `rows` (sorted unique int64). Validates everything before writing. "
-           "Returns (failed_rows, message); failed_rows is empty on success.")
-      .def("mjdata_rows", &PyRefresher::mjdata_rows, "datas"_a.noconvert(),
-           "Pointer tables over mjData (`datas`: their addresses, int64, one per row, "
-           "already validated by the caller, who keeps them alive while the tables are used).")
-      .def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a,
-           "with_time"_a, "sensordata"_a.noconvert().none() = nb::none(),
-           "body_pos"_a.noconvert().none() = nb::none(),
-           "body_quat"_a.noconvert().none() = nb::none(),
-           "body_linvel"_a.noconvert().none() = nb::none(),
-           "body_angvel"_a.noconvert().none() = nb::none(),
-           "body_pos_rel"_a.noconvert().none() = nb::none(),
-           "body_quat_rel"_a.noconvert().none() = nb::none(),
-           "site_pos"_a.noconvert().none() = nb::none(),
-           "site_mat"_a.noconvert().none() = nb::none(),
-           "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is read from "
-           "each mjData, outputs are written to the arrays and the selected ones into each "
-           "mjData. "
-           "Returns (failed_rows, message).")
-      .def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
+  cls.def(nb::init<uintptr_t, const Config&>(), "model_address"_a, "config"_a);
+  std::apply(
+      [&](auto... outputs) {
+        cls.def("run", &PyRefresher::run, "rows"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
+                "mocap_pos"_a.noconvert().none() = nb::none(),
+                "mocap_quat"_a.noconvert().none() = nb::none(),
+                "time"_a.noconvert().none() = nb::none(), outputs...,
+                "model_fields"_a = std::vector<InArray>(),
+                "Refresh `rows` (sorted unique int64). Validates everything before writing. "
+                "Returns (failed_rows, message); failed_rows is empty on success.");
+      },
+      output_args());
+  cls.def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
       .def_prop_ro("closed", &PyRefresher::closed)
       .def_prop_ro("num_threads", &PyRefresher::num_threads)
       .def_prop_ro("last_participants", &PyRefresher::last_participants,

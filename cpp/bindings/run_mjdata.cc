@@ -15,12 +15,16 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "bindings/py_refresher.h"
 #include "bindings/register.h"
 #include "core/mjdata_rows.h"
 
 namespace mjrefresh::bind {
+
+using namespace nb::literals;
+
 namespace {
 
 // What the mirror copies into each mjData must be float64, like the field.
@@ -88,10 +92,23 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
   return {std::move(result.failed_rows), std::move(result.message)};
 }
 
-void register_mjdata_rows(nb::module_& m) {
+void register_mjdata_rows(nb::module_& m, nb::class_<PyRefresher>& refresher) {
   nb::class_<MjDataRows>(m, "MjDataRows",
                          "Per-row pointer tables over a list of mjData (Refresher.mjdata_rows).")
       .def_prop_ro("size", &MjDataRows::size);
+  refresher.def("mjdata_rows", &PyRefresher::mjdata_rows, "datas"_a.noconvert(),
+                "Pointer tables over mjData (`datas`: their addresses, int64, one per row, "
+                "already validated by the caller, who keeps them alive while the tables are "
+                "used).");
+  std::apply(
+      [&](auto... outputs) {
+        refresher.def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a,
+                      "with_time"_a, outputs...,
+                      "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is "
+                      "read from each mjData, outputs are written to the arrays and the "
+                      "selected ones into each mjData. Returns (failed_rows, message).");
+      },
+      output_args());
 }
 
 }  // namespace mjrefresh::bind
