@@ -153,9 +153,9 @@ def test_cache_reads_equal_the_array_cache(case):
 
 
 def test_the_binding_keeps_its_own_mjdata(legged_model, legged_refresher):
-    """ "Freed data": the cache holds references to the MjData it was given, so
-    replacing or deleting elements of the caller's list frees nothing and
-    changes nothing the cache refreshes."""
+    """Freed data, in Python terms: the cache holds references to the MjData it
+    was given, so replacing or deleting elements of the caller's list frees
+    nothing and changes nothing the cache refreshes."""
     datas = mjdata_list(legged_model, 4, seed=3)
     cache = mjrefresh.bind_mjdata_list(legged_refresher, datas)
     bound = list(datas)
@@ -165,6 +165,8 @@ def test_the_binding_keeps_its_own_mjdata(legged_model, legged_refresher):
     ids = [id(d) for d in bound]
     del bound
     gc.collect()
+    assert [id(d) for d in cache.datas] == ids
+    cache.datas[0] = replacement  # a copy: the cache's own list is unchanged
     assert [id(d) for d in cache.datas] == ids
     mujoco.mj_resetData(legged_model, replacement)
     snap = _snapshot(replacement)

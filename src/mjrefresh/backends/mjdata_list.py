@@ -33,8 +33,8 @@ class MjDataListCache(StateCache):
     The ``MjData`` are checked once here: each must be a ``mujoco.MjData``
     with the refresher's model sizes (``nq``, ``nv``, ``nmocap``,
     ``nsensordata``, ``nbody``, ``nsite``), each one at most once. The cache
-    keeps its own list of them (:attr:`datas`), so none can be freed while
-    the cache lives; replacing or deleting an element of the caller's list
+    keeps its own list of them (a copy: :attr:`datas`), so none can be freed
+    while the cache lives; replacing or deleting an element of the caller's list
     afterwards changes nothing (bind a new cache to refresh other ``MjData``).
 
     Usage: after ``mj_step`` on env i, ``cache.mark_stepped(i)``; reads (or
@@ -74,8 +74,9 @@ class MjDataListCache(StateCache):
 
     @property
     def datas(self) -> list[mujoco.MjData]:
-        """The ``MjData`` this cache refreshes, one per row (the cache's own list)."""
-        return self._datas
+        """The ``MjData`` this cache refreshes, one per row (a new list each
+        time: changing it does not change what is refreshed)."""
+        return list(self._datas)
 
 
 def bind_mjdata_list(refresher: Refresher, datas: Sequence[mujoco.MjData]) -> MjDataListCache:
