@@ -13,7 +13,9 @@ each repeat times, interleaved so that machine noise hits all alike:
   ``mj_comPos``, ``mj_comVel``, ``mj_sensorPos``, ``mj_sensorVel``.
 
 Prints microseconds per row: median (min-max) over the repeats, and the
-ratios of the medians.
+ratios of the medians. With one thread, all work runs on the calling thread,
+so the caller's CPU time per row (``time.thread_time``) is printed too: on a
+shared machine it leaves out the time the thread waited for a core.
 
 Usage: python -m bench.research.mjdata_list [--envs 1024 4096] [--threads 1 2] [--repeat 15]
 """
@@ -54,8 +56,11 @@ def _summary(us: list[float]) -> str:
     return f"{statistics.median(us):6.3f} ({min(us):.3f}-{max(us):.3f})"
 
 
-def measure(n: int, threads: int, repeat: int, loop: bool) -> dict[str, list[float]]:
-    """Microseconds per row of each contender, one value per repeat."""
+def measure(
+    n: int, threads: int, repeat: int, loop: bool
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and calling-thread CPU microseconds per row of each contender, one
+    value per repeat."""
     m = mjrefresh.models.quadruped()
     bodies = list(mjrefresh.models.tracking_layout(m).bodies)
     qpos, qvel = _states(m, n)
@@ -80,15 +85,17 @@ def measure(n: int, threads: int, repeat: int, loop: bool) -> dict[str, list[flo
         if loop:
             runs["python_loop"] = _python_loop(m, datas)
         times: dict[str, list[float]] = {k: [] for k in runs}
+        cpu: dict[str, list[float]] = {k: [] for k in runs}
         for fn in runs.values():
             fn()  # warm up
         for _ in range(repeat):
             for name, fn in runs.items():
-                t0 = time.perf_counter()
+                c0, t0 = time.thread_time(), time.perf_counter()
                 fn()
                 times[name].append((time.perf_counter() - t0) / n * 1e6)
+                cpu[name].append((time.thread_time() - c0) / n * 1e6)
         print(f"  engine {r.plan.engine}, threads {r.num_threads}")
-    return times
+    return times, cpu
 
 
 def main() -> None:
@@ -102,16 +109,23 @@ def main() -> None:
     for n in args.envs:
         for t in args.threads:
             print(f"N={n}, threads={t}:")
-            times = measure(n, t, args.repeat, loop=t == min(args.threads))
+            times, cpu = measure(n, t, args.repeat, loop=t == min(args.threads))
             for name, us in times.items():
-                print(f"  {name:12s} {_summary(us)}")
-            base = statistics.median(times["arrays"])
-            ml = statistics.median(times["mjdata_list"])
-            line = f"  mjdata_list / arrays = {ml / base:.2f}x"
-            if "python_loop" in times:
-                loop_us = statistics.median(times["python_loop"])
-                line += f"; python_loop / mjdata_list = {loop_us / ml:.1f}x"
-            print(line)
+                extra = f"   cpu {_summary(cpu[name])}" if t == 1 else ""
+                print(f"  {name:12s} {_summary(us)}{extra}")
+            _ratios(times, "wall")
+            if t == 1:
+                _ratios(cpu, "cpu")
+
+
+def _ratios(times: dict[str, list[float]], what: str) -> None:
+    base = statistics.median(times["arrays"])
+    ml = statistics.median(times["mjdata_list"])
+    line = f"  {what}: mjdata_list / arrays = {ml / base:.2f}x"
+    if "python_loop" in times:
+        loop_us = statistics.median(times["python_loop"])
+        line += f"; python_loop / mjdata_list = {loop_us / ml:.1f}x"
+    print(line)
 
 
 if __name__ == "__main__":
