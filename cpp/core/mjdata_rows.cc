@@ -1,6 +1,5 @@
 #include "core/mjdata_rows.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace mjrefresh {
@@ -67,50 +66,30 @@ void MjDataMirror::copy(int64_t row) const {
   copy_items(arrays_.site_mat, row, sel_.sites, rows_.table(MjDataRows::kSiteXmat)[row]);
 }
 
-namespace {
-
-// Every cache line of doubles [begin, end) of `p`, for writing.
-void prefetch_span(const double* p, int64_t begin, int64_t end) {
-#if defined(__GNUC__)
-  constexpr int64_t kLine = 64 / sizeof(double);
-  for (int64_t i = begin; i < end; i += kLine) __builtin_prefetch(p + i, 1);
-  if (end > begin) __builtin_prefetch(p + end - 1, 1);
-#else
-  (void)p, (void)begin, (void)end;
-#endif
-}
-
-}  // namespace
-
 void MjDataMirror::prefetch(int64_t row) const {
 #if defined(__GNUC__)
+  // One line per region is enough to start the page walks; the lines after
+  // it follow sequentially.
   __builtin_prefetch(rows_.table(MjDataRows::kQpos)[row]);
   __builtin_prefetch(rows_.table(MjDataRows::kQvel)[row]);
-#endif
-  // Whole destination spans: each row's are separate short runs, too short
-  // for the hardware prefetcher to pick up before they end.
   if (arrays_.sensordata.valid() && !sel_.columns.empty()) {
-    prefetch_span(rows_.table(MjDataRows::kSensordata)[row], sel_.columns.front().first,
-                  sel_.columns.back().second);
+    __builtin_prefetch(rows_.table(MjDataRows::kSensordata)[row] + sel_.columns[0].first, 1);
   }
   if (!sel_.bodies.empty()) {
-    const auto [lo, hi] = std::minmax_element(sel_.bodies.begin(), sel_.bodies.end());
+    const int b = sel_.bodies[0];
     if (arrays_.body_pos.valid()) {
-      prefetch_span(rows_.table(MjDataRows::kXpos)[row], 3 * *lo, 3 * (*hi + 1));
+      __builtin_prefetch(rows_.table(MjDataRows::kXpos)[row] + 3 * b, 1);
     }
     if (arrays_.body_quat.valid()) {
-      prefetch_span(rows_.table(MjDataRows::kXquat)[row], 4 * *lo, 4 * (*hi + 1));
+      __builtin_prefetch(rows_.table(MjDataRows::kXquat)[row] + 4 * b, 1);
     }
   }
-  if (!sel_.sites.empty()) {
-    const auto [lo, hi] = std::minmax_element(sel_.sites.begin(), sel_.sites.end());
-    if (arrays_.site_pos.valid()) {
-      prefetch_span(rows_.table(MjDataRows::kSiteXpos)[row], 3 * *lo, 3 * (*hi + 1));
-    }
-    if (arrays_.site_mat.valid()) {
-      prefetch_span(rows_.table(MjDataRows::kSiteXmat)[row], 9 * *lo, 9 * (*hi + 1));
-    }
+  if (arrays_.site_pos.valid() && !sel_.sites.empty()) {
+    __builtin_prefetch(rows_.table(MjDataRows::kSiteXpos)[row] + 3 * sel_.sites[0], 1);
   }
+#else
+  (void)row;
+#endif
 }
 
 }  // namespace mjrefresh
