@@ -38,5 +38,6 @@ NB_MODULE(_core, m) {
       });
   register_contract(m);
   nanobind::class_<PyRefresher> refresher = register_refresher(m);
+  register_mjdata_rows(m, refresher);
   register_bench(m, refresher);
 }

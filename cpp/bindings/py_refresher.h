@@ -8,6 +8,10 @@
 //   before any row is touched, then releases the GIL around Refresher::run.
 //   Errors from worker threads come back as a (failed_rows, message) tuple;
 //   a closed refresher raises RuntimeError.
+// - mjdata_rows()/run_mjdata(): run() over rows kept in separate mjData:
+//   pointer tables built once from their addresses (validated by the Python
+//   binding, which keeps the MjData alive), inputs read and outputs written
+//   through them, each refreshed row copied into its mjData (run_mjdata.cc).
 // - parse_inputs(): the input half of run()'s checks, shared with the
 //   benchmark hooks (register_bench.cc).
 #pragma once
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "bindings/arrays.h"
+#include "core/mjdata_rows.h"
 #include "core/refresher.h"
 
 namespace mjrefresh::bind {
@@ -43,11 +48,35 @@ class PyRefresher {
       const std::optional<OutArray>& site_pos, const std::optional<OutArray>& site_mat,
       const std::vector<InArray>& model_fields);
 
+  // mjData addresses, one per row (MjData._address values).
+  using AddressArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  // Pointer tables over these mjData (checked non-null; the caller checked
+  // the rest and keeps them alive while the tables are used).
+  std::unique_ptr<MjDataRows> mjdata_rows(const AddressArray& datas) const;
+  std::pair<std::vector<int64_t>, std::string> run_mjdata(
+      const RowsArray& rows, const MjDataRows& datas, bool with_time,
+      const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
+      const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
+      const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
+      const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
+      const std::optional<OutArray>& site_mat);
+
   Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
                       const std::optional<InArray>& mocap_pos,
                       const std::optional<InArray>& mocap_quat,
                       const std::optional<InArray>& time,
                       const std::vector<InArray>& model_fields) const;
+
+  // The output half of run()'s checks (shared with run_mjdata).
+  Outputs parse_outputs(int64_t n, const std::optional<OutArray>& sensordata,
+                        const std::optional<OutArray>& body_pos,
+                        const std::optional<OutArray>& body_quat,
+                        const std::optional<OutArray>& body_linvel,
+                        const std::optional<OutArray>& body_angvel,
+                        const std::optional<OutArray>& body_pos_rel,
+                        const std::optional<OutArray>& body_quat_rel,
+                        const std::optional<OutArray>& site_pos,
+                        const std::optional<OutArray>& site_mat) const;
 
   void close();
   bool closed() const { return impl_->closed(); }

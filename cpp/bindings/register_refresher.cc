@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <stdexcept>
+#include <tuple>
 
 #include "bindings/register.h"
 #include "core/worker_pool.h"
@@ -61,6 +62,28 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run(
   if (impl_->closed()) throw std::runtime_error("Refresher is closed");
   const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
   const int64_t n = in.qpos.rows;
+  const Outputs out = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel, body_angvel,
+                                    body_pos_rel, body_quat_rel, site_pos, site_mat);
+  check_rows(rows, n);
+
+  std::vector<int64_t> row_copy;
+  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
+  const int64_t count = static_cast<int64_t>(rows.shape(0));
+  RunResult result;
+  {
+    nb::gil_scoped_release release;
+    result = impl_->run(row_ptr, count, in, out);
+  }
+  if (result.closed) throw std::runtime_error("Refresher is closed");
+  return {std::move(result.failed_rows), std::move(result.message)};
+}
+
+Outputs PyRefresher::parse_outputs(
+    int64_t n, const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
+    const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
+    const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
+    const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
+    const std::optional<OutArray>& site_mat) const {
   // Widths come from the contract table (core/selection.h kOutputs).
   auto items = [&](OutputId id, const std::optional<OutArray>& a, int64_t count) {
     return out_items(kOutputs[id].name, a, n, count, kOutputs[id].width);
@@ -78,18 +101,7 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run(
   out.body_quat_rel = items(kOutBodyQuatRel, body_quat_rel, nbodies_);
   out.site_pos = items(kOutSitePos, site_pos, nsites_);
   out.site_mat = items(kOutSiteMat, site_mat, nsites_);
-  check_rows(rows, n);
-
-  std::vector<int64_t> row_copy;
-  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
-  const int64_t count = static_cast<int64_t>(rows.shape(0));
-  RunResult result;
-  {
-    nb::gil_scoped_release release;
-    result = impl_->run(row_ptr, count, in, out);
-  }
-  if (result.closed) throw std::runtime_error("Refresher is closed");
-  return {std::move(result.failed_rows), std::move(result.message)};
+  return out;
 }
 
 Inputs PyRefresher::parse_inputs(const InArray& qpos, const InArray& qvel,
@@ -154,24 +166,19 @@ nb::class_<PyRefresher> register_refresher(nb::module_& m) {
 
   nb::class_<PyRefresher> cls(m, "Refresher",
                               "Native refresher: private model copy, scratch state, worker pool.");
-  cls.def(nb::init<uintptr_t, const Config&>(), "model_address"_a, "config"_a)
-      .def("run", &PyRefresher::run, "rows"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
-           "mocap_pos"_a.noconvert().none() = nb::none(),
-           "mocap_quat"_a.noconvert().none() = nb::none(),
-           "time"_a.noconvert().none() = nb::none(),
-           "sensordata"_a.noconvert().none() = nb::none(),
-           "body_pos"_a.noconvert().none() = nb::none(),
-           "body_quat"_a.noconvert().none() = nb::none(),
-           "body_linvel"_a.noconvert().none() = nb::none(),
-           "body_angvel"_a.noconvert().none() = nb::none(),
-           "body_pos_rel"_a.noconvert().none() = nb::none(),
-           "body_quat_rel"_a.noconvert().none() = nb::none(),
-           "site_pos"_a.noconvert().none() = nb::none(),
-           "site_mat"_a.noconvert().none() = nb::none(),
-           "model_fields"_a = std::vector<InArray>(),
-           "Refresh `rows` (sorted unique int64). Validates everything before writing. "
-           "Returns (failed_rows, message); failed_rows is empty on success.")
-      .def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
+  cls.def(nb::init<uintptr_t, const Config&>(), "model_address"_a, "config"_a);
+  std::apply(
+      [&](auto... outputs) {
+        cls.def("run", &PyRefresher::run, "rows"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
+                "mocap_pos"_a.noconvert().none() = nb::none(),
+                "mocap_quat"_a.noconvert().none() = nb::none(),
+                "time"_a.noconvert().none() = nb::none(), outputs...,
+                "model_fields"_a = std::vector<InArray>(),
+                "Refresh `rows` (sorted unique int64). Validates everything before writing. "
+                "Returns (failed_rows, message); failed_rows is empty on success.");
+      },
+      output_args());
+  cls.def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
       .def_prop_ro("closed", &PyRefresher::closed)
       .def_prop_ro("num_threads", &PyRefresher::num_threads)
       .def_prop_ro("last_participants", &PyRefresher::last_participants,

@@ -8,6 +8,11 @@
 //   row-strided state views without a copy.
 // - Threading: views are plain values; concurrent reads are fine, concurrent
 //   writes to distinct rows are fine (rows never overlap by validation).
+// - Per-row tables: a RowView may instead hold one pointer per row (`table`,
+//   indexed by row id, e.g. the fields of one mjData per row); row(r) then
+//   returns table[r]; OutMatrix likewise (row_base(r)). Engines address rows
+//   only through row()/row_base(), so they need not know which layout they
+//   are given.
 // - Errors: none here; shapes and strides are validated before a view is made.
 #pragma once
 
@@ -20,16 +25,17 @@
 
 namespace mjrefresh {
 
-// (rows, cols) matrix of T with a free row stride.
+// (rows, cols) matrix of T with a free row stride, or with a per-row table.
 template <class T>
 struct RowView {
   T* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
-  int64_t row_stride = 0;  // elements between row r and r+1
+  int64_t row_stride = 0;      // elements between row r and r+1
+  T* const* table = nullptr;   // if set: row r starts at table[r] (data unused)
 
-  bool valid() const { return data != nullptr; }
-  T* row(int64_t r) const { return data + r * row_stride; }
+  bool valid() const { return data != nullptr || table != nullptr; }
+  T* row(int64_t r) const { return table != nullptr ? table[r] : data + r * row_stride; }
 };
 
 // (rows, items, width) array of T: item i of row r starts at
@@ -54,7 +60,14 @@ struct OutMatrix {  // (N, C)
   void* data = nullptr;
   OutType type = OutType::kFloat64;
   int64_t rows = 0, cols = 0, row_stride = 0;
-  bool valid() const { return data != nullptr; }
+  void* const* table = nullptr;  // if set: row r starts at table[r] (data unused)
+  bool valid() const { return data != nullptr || table != nullptr; }
+  // Where row r starts; engines address a row's columns from here.
+  void* row_base(int64_t r) const {
+    if (table != nullptr) return table[r];
+    const int64_t size = type == OutType::kFloat64 ? sizeof(double) : sizeof(float);
+    return static_cast<char*>(data) + r * row_stride * size;
+  }
 };
 
 struct OutItems {  // (N, K, W)

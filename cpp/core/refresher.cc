@@ -24,6 +24,15 @@ void check_ids(const std::vector<int>& ids, int limit, const char* what) {
   }
 }
 
+// Rows in separate mjData are scattered over memory (each mjData sits next
+// to its own arena, megabytes apart), so every row costs TLB and cache misses
+// the hardware prefetcher cannot predict. Row i of a chunk starts loading row
+// i + kPrefetchRows; the chunk's first rows are started with the chunk.
+constexpr int64_t kPrefetchRows = 4;
+void prefetch_row(const MjDataMirror* mirror, const int64_t* rows, int64_t k, int64_t end) {
+  if (mirror && k < end) mirror->prefetch(rows[k]);
+}
+
 struct Failure {
   std::vector<int64_t> rows;  // in the order this participant met them
   int64_t first = -1;         // lowest of rows
@@ -115,7 +124,7 @@ void Refresher::with_engine(const std::function<void(RowEngine&)>& fn) {
 }
 
 RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in,
-                         const Outputs& out) {
+                         const Outputs& out, const MjDataMirror* mirror) {
   recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
   RunResult result;
@@ -152,17 +161,29 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       if (begin >= num_rows) break;
       const int64_t end = std::min(begin + chunk, num_rows);
       int64_t i = begin;
+      for (int64_t k = begin; k < begin + kPrefetchRows; ++k) prefetch_row(mirror, rows, k, end);
       if (pairs) {
-        for (; i + 1 < end; i += 2) engine.refresh_pair(t, rows[i], rows[i + 1], in, out);
+        for (; i + 1 < end; i += 2) {
+          prefetch_row(mirror, rows, i + kPrefetchRows, end);
+          prefetch_row(mirror, rows, i + kPrefetchRows + 1, end);
+          engine.refresh_pair(t, rows[i], rows[i + 1], in, out);
+          if (mirror) {
+            mirror->copy(rows[i]);
+            mirror->copy(rows[i + 1]);
+          }
+        }
       }
       for (; i < end; ++i) {
         const int64_t row = rows[i];
+        prefetch_row(mirror, rows, i + kPrefetchRows, end);
         if (!engine.refresh_row(t, row, in, out, message, sizeof(message))) {
           failure.rows.push_back(row);  // rare path: allocation is fine here
           if (failure.first < 0 || row < failure.first) {
             failure.first = row;
             std::memcpy(failure.message, message, sizeof(message));
           }
+        } else if (mirror) {
+          mirror->copy(row);
         }
       }
     }

@@ -15,6 +15,9 @@
 //   caller waits until the first returns. Rows are handed out in chunks from
 //   a shared atomic counter, so uneven row costs stay balanced; calls with
 //   few rows wake only as many workers as the rows justify.
+//   With a `mirror` (rows kept in separate mjData, core/mjdata_rows.h), each
+//   row that refreshed without error is copied into its mjData right after,
+//   on the same thread, while its outputs are still in that core's cache.
 // - with_engine(fn): runs fn on the engine under the call lock (benchmark
 //   hooks, bench_hooks/); throws std::runtime_error if closed.
 // - Errors: a MuJoCo error in a row does not stop the other rows; run()
@@ -38,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/mjdata_rows.h"
 #include "core/row_engine.h"
 #include "core/selection.h"
 #include "core/worker_pool.h"
@@ -69,7 +73,8 @@ class Refresher {
   Refresher(const Refresher&) = delete;
   Refresher& operator=(const Refresher&) = delete;
 
-  RunResult run(const int64_t* rows, int64_t num_rows, const Inputs& in, const Outputs& out);
+  RunResult run(const int64_t* rows, int64_t num_rows, const Inputs& in, const Outputs& out,
+                const MjDataMirror* mirror = nullptr);
   void with_engine(const std::function<void(RowEngine&)>& fn);
   void close();
   bool closed() const;

@@ -153,10 +153,9 @@ bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Output
 void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
                                 const Outputs& out) const {
   if (out.sensordata.valid()) {
-    const int64_t base = row * out.sensordata.row_stride;
+    void* base = out.sensordata.row_base(row);
     for (const auto& [start, stop] : sel_.columns) {
-      store_stream(out.sensordata.data, out.sensordata.type, base + start, d->sensordata + start,
-                   stop - start);
+      store_stream(base, out.sensordata.type, start, d->sensordata + start, stop - start);
     }
   }
   const bool want_vel = out.body_linvel.valid() || out.body_angvel.valid();

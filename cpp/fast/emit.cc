@@ -176,12 +176,11 @@ void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& i
                       const Vals& v, const Outputs& out, bool fixed) const {
   // Sensors, written straight into the caller's row.
   if (out.sensordata.valid()) {
-    const int64_t base = row * out.sensordata.row_stride;
+    void* base = out.sensordata.row_base(row);
     if (out.sensordata.type == OutType::kFloat64) {
-      write_sensors(sc, st, in, row, v, static_cast<double*>(out.sensordata.data) + base,
-                    fixed);
+      write_sensors(sc, st, in, row, v, static_cast<double*>(base), fixed);
     } else {
-      write_sensors(sc, st, in, row, v, static_cast<float*>(out.sensordata.data) + base, fixed);
+      write_sensors(sc, st, in, row, v, static_cast<float*>(base), fixed);
     }
   }
 

@@ -78,13 +78,12 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
                mquat, TemplateKin{}, want_vel, want_body_vel);
   }
   if (out.sensordata.valid()) {
-    const int64_t a = row_a * out.sensordata.row_stride, b = row_b * out.sensordata.row_stride;
+    void* a = out.sensordata.row_base(row_a);
+    void* b = out.sensordata.row_base(row_b);
     if (out.sensordata.type == OutType::kFloat64) {
-      double* d = static_cast<double*>(out.sensordata.data);
-      write_fixed_pair(sc.states2.data(), d + a, d + b);
+      write_fixed_pair(sc.states2.data(), static_cast<double*>(a), static_cast<double*>(b));
     } else {
-      float* d = static_cast<float*>(out.sensordata.data);
-      write_fixed_pair(sc.states2.data(), d + a, d + b);
+      write_fixed_pair(sc.states2.data(), static_cast<float*>(a), static_cast<float*>(b));
     }
   }
   // Everything else reads one row's scalar States: split the lanes, unless

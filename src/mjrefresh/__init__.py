@@ -7,7 +7,8 @@ Public API: :class:`Refresher` (plan once per model, refresh rows),
 :class:`RefreshOutputs`, :class:`RefreshPlan`, :class:`RefreshError`;
 :class:`StateCache` (when to refresh which rows) and the backend bindings
 ``bind_arrays``, ``bind_mjbatch``/:class:`MjbatchSensorRefresher`,
-``bind_mujoco_batch`` and ``bind_mjdata_list``.
+``bind_mujoco_batch`` and ``bind_mjdata_list``; ``refresh_mjdata`` (one
+native refresh of a list of ``mujoco.MjData``, in place).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .backends import (
     bind_mjbatch,
     bind_mjdata_list,
     bind_mujoco_batch,
+    refresh_mjdata,
 )
 from .bound_refresh import BoundRefresh
 from .cache import CacheStats, StateCache
@@ -50,4 +52,5 @@ __all__ = [
     "bind_mjbatch",
     "bind_mjdata_list",
     "bind_mujoco_batch",
+    "refresh_mjdata",
 ]

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ._rows import RowsLike, dirty_among, is_int, normalize_rows
-from .bound_refresh import RefreshError
+from .bound_refresh import BoundRefresh, RefreshError
 from .outputs import RefreshOutputs, as_array
 from .refresher import Refresher
 
@@ -163,15 +163,7 @@ class CacheLifecycle:
         out = refresher.outputs(n, dtype, **outputs)
         # Full validation (dtypes, shapes, strides, writability, overlaps)
         # once, on these very arrays; every refresh reuses the binding.
-        self._bound = refresher.bind(
-            inputs["qpos"],
-            inputs["qvel"],
-            out,
-            mocap_pos=inputs.get("mocap_pos"),
-            mocap_quat=inputs.get("mocap_quat"),
-            time=inputs.get("time"),
-            model_fields=model_fields,
-        )
+        self._bound = self._bind(inputs, out, model_fields)
         self._inputs = self._bound.inputs
         self._out = out
         self._outputs = out.arrays()
@@ -333,6 +325,24 @@ class CacheLifecycle:
         self._dirty[ids] = False
         stats.rows_refreshed += int(ids.size)
         self._after_refresh(ids)
+
+    def _bind(
+        self,
+        inputs: dict[str, np.ndarray],
+        out: RefreshOutputs,
+        model_fields: Mapping[str, Any] | None,
+    ) -> BoundRefresh:
+        """The validated refresh over `inputs` and `out` (a backend whose state
+        is not in arrays, like a list of ``MjData``, binds its own)."""
+        return self._refresher.bind(
+            inputs["qpos"],
+            inputs["qvel"],
+            out,
+            mocap_pos=inputs.get("mocap_pos"),
+            mocap_quat=inputs.get("mocap_quat"),
+            time=inputs.get("time"),
+            model_fields=model_fields,
+        )
 
     def _before_refresh(self, ids: np.ndarray) -> None:
         """Hook for backends whose state must be gathered first (no-op here)."""

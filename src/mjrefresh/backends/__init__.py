@@ -1,8 +1,7 @@
 """Bind a :class:`~mjrefresh.StateCache` to where a backend keeps its state.
 
 Every binding reads the backend's state in place (no copy of ``qpos``/
-``qvel``), except :func:`bind_mjdata_list`, whose separate ``MjData`` have no
-common row stride (see there). One module per backend:
+``qvel``). One module per backend:
 
 * :func:`bind_arrays` (:mod:`.arrays`): plain ``(N, nq)``, ``(N, nv)``, ...
   arrays.
@@ -13,7 +12,9 @@ common row stride (see there). One module per backend:
 * :func:`bind_mujoco_batch` (:mod:`.mujoco_batch`): a MuJoCo >= 4.0
   ``mujoco.batch.Batch``.
 * :func:`bind_mjdata_list` (:mod:`.mjdata_list`): a list of ``mujoco.MjData``
-  (one per environment).
+  (one per environment), read and written in place by the native core
+  through per-row pointers; :func:`refresh_mjdata` (:mod:`.mjdata_rows`) is
+  the one-call form.
 
 Optional dependencies are imported only when a binding needs them; a missing
 one raises ImportError saying what to install (:mod:`._optional`).
@@ -24,6 +25,7 @@ from __future__ import annotations
 from .arrays import bind_arrays
 from .mjbatch import MjbatchSensorRefresher, bind_mjbatch
 from .mjdata_list import MjDataListCache, bind_mjdata_list
+from .mjdata_rows import refresh_mjdata
 from .mujoco_batch import bind_mujoco_batch
 
 __all__ = [
@@ -33,4 +35,5 @@ __all__ = [
     "bind_mjbatch",
     "bind_mjdata_list",
     "bind_mujoco_batch",
+    "refresh_mjdata",
 ]

@@ -1,0 +1,114 @@
+// PyRefresher::run_mjdata: run() over rows that live in separate mjData.
+//
+// The Python side (src/mjrefresh/backends/mjdata_rows.py) validates the
+// mjData once when it binds them (type, model sizes, no duplicates), builds
+// their pointer tables once (mjdata_rows) and keeps the MjData objects alive
+// as long as the tables; run_mjdata checks the outputs and the rows on every
+// call and releases the GIL around the kernel only.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <nanobind/stl/unique_ptr.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "bindings/py_refresher.h"
+#include "bindings/register.h"
+#include "core/mjdata_rows.h"
+
+namespace mjrefresh::bind {
+
+using namespace nb::literals;
+
+namespace {
+
+// What the mirror copies into each mjData must be float64, like the field.
+void check_mirrored_f64(const char* name, OutType type) {
+  if (type != OutType::kFloat64) {
+    throw nb::type_error((std::string(name) +
+                          ": expected dtype float64 (it is copied into each MjData), got float32")
+                             .c_str());
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<MjDataRows> PyRefresher::mjdata_rows(const AddressArray& datas) const {
+  const int64_t n = static_cast<int64_t>(datas.shape(0));
+  if (n < 1) throw nb::value_error("datas: expected at least one mjData address, got none");
+  mjData* const* ptrs = reinterpret_cast<mjData* const*>(datas.data());
+  for (int64_t r = 0; r < n; ++r) {
+    if (ptrs[r] == nullptr) {
+      throw nb::value_error(("datas[" + std::to_string(r) + "]: null mjData address").c_str());
+    }
+  }
+  return std::make_unique<MjDataRows>(ptrs, n, nmocap_ > 0);
+}
+
+std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
+    const RowsArray& rows, const MjDataRows& datas, bool with_time,
+    const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
+    const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
+    const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
+    const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
+    const std::optional<OutArray>& site_mat) {
+  if (impl_->closed()) throw std::runtime_error("Refresher is closed");
+  const int64_t n = datas.size();
+  const Outputs arrays = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel,
+                                       body_angvel, body_pos_rel, body_quat_rel, site_pos,
+                                       site_mat);
+  const std::pair<const char*, const OutType*> mirrored[] = {
+      {"sensordata", arrays.sensordata.valid() ? &arrays.sensordata.type : nullptr},
+      {"body_pos", arrays.body_pos.valid() ? &arrays.body_pos.type : nullptr},
+      {"body_quat", arrays.body_quat.valid() ? &arrays.body_quat.type : nullptr},
+      {"site_pos", arrays.site_pos.valid() ? &arrays.site_pos.type : nullptr},
+      {"site_mat", arrays.site_mat.valid() ? &arrays.site_mat.type : nullptr},
+  };
+  for (const auto& [name, type] : mirrored) {
+    if (type) check_mirrored_f64(name, *type);
+  }
+  check_rows(rows, n);
+
+  // The engine writes sensordata straight into each row's mjData; the mirror
+  // then streams those columns into the caller's array.
+  Outputs out = arrays;
+  if (arrays.sensordata.valid()) out.sensordata = datas.sensordata(nsensordata_);
+  const Inputs in = datas.inputs(nq_, nv_, nmocap_, with_time);
+  const MjDataMirror mirror(datas, impl_->engine().selection(), arrays);
+  std::vector<int64_t> row_copy;
+  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
+  const int64_t count = static_cast<int64_t>(rows.shape(0));
+  RunResult result;
+  {
+    nb::gil_scoped_release release;
+    result = impl_->run(row_ptr, count, in, out, &mirror);
+  }
+  if (result.closed) throw std::runtime_error("Refresher is closed");
+  return {std::move(result.failed_rows), std::move(result.message)};
+}
+
+void register_mjdata_rows(nb::module_& m, nb::class_<PyRefresher>& refresher) {
+  nb::class_<MjDataRows>(m, "MjDataRows",
+                         "Per-row pointer tables over a list of mjData (Refresher.mjdata_rows).")
+      .def_prop_ro("size", &MjDataRows::size);
+  refresher.def("mjdata_rows", &PyRefresher::mjdata_rows, "datas"_a.noconvert(),
+                "Pointer tables over mjData (`datas`: their addresses, int64, one per row, "
+                "already validated by the caller, who keeps them alive while the tables are "
+                "used).");
+  std::apply(
+      [&](auto... outputs) {
+        refresher.def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a,
+                      "with_time"_a, outputs...,
+                      "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is "
+                      "read from each mjData, outputs are written to the arrays and the "
+                      "selected ones into each mjData. Returns (failed_rows, message).");
+      },
+      output_args());
+}
+
+}  // namespace mjrefresh::bind

@@ -1,0 +1,75 @@
+// Rows that live in separate mjData (one per row): per-row pointer tables for
+// the inputs and for the mirrored fields, and the copy of a refreshed row's
+// outputs into its mjData.
+//
+// Contract
+// - Ownership: MjDataRows owns only its pointer tables; the mjData belong to
+//   the caller (Python MjData objects, which the binding keeps alive for as
+//   long as the tables exist) and must outlive every call that uses them.
+// - Validity: every mjData was made from a model with the refresher's sizes
+//   (nq, nv, nmocap, nsensordata, nbody, nsite) and appears once; the Python
+//   side (src/mjrefresh/backends/mjdata_rows.py) checks this when it binds,
+//   before the tables are built. The tables are built once, at bind: an
+//   mjData's field pointers do not change between mj_makeData and
+//   mj_deleteData, and reading them per call would cost one cache miss per
+//   row (each mjData struct sits next to its own multi-megabyte arena).
+// - Threading: read-only during a call. MjDataMirror::copy(row) writes only
+//   row `row`'s mjData and output row, so distinct rows may run concurrently.
+// - Mirrored outputs: the engine writes the row's sensordata columns straight
+//   into its mjData (Outputs::sensordata is a table view) and body/site
+//   outputs into the caller's arrays; copy() then streams the columns into
+//   the caller's sensordata array and copies body_pos/body_quat/site_pos/
+//   site_mat into xpos/xquat/site_xpos/site_xmat. All of these are float64
+//   (checked by the binding).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+
+#include "core/selection.h"
+
+namespace mjrefresh {
+
+class MjDataRows {
+ public:
+  enum Field {
+    kQpos, kQvel, kMocapPos, kMocapQuat, kTime,  // inputs
+    kSensordata, kXpos, kXquat, kSiteXpos, kSiteXmat,  // written
+    kNumFields,
+  };
+  // Tables for datas[0..n) (one mjData* per row id; none null).
+  MjDataRows(mjData* const* datas, int64_t n, bool mocap);
+  int64_t size() const { return n_; }
+  // Inputs whose views read row r from its mjData (time only if `time`).
+  Inputs inputs(int64_t nq, int64_t nv, int64_t nmocap, bool time) const;
+  // (n, nsensordata) view writing row r into its mjData's sensordata.
+  OutMatrix sensordata(int64_t nsensordata) const;
+  double* const* table(Field f) const { return tables_.data() + f * n_; }
+
+ private:
+  int64_t n_;
+  bool mocap_;
+  std::vector<double*> tables_;  // kNumFields tables of n_ entries
+};
+
+class MjDataMirror {
+ public:
+  // `arrays`: the caller's outputs (its sensordata array, not the table view).
+  MjDataMirror(const MjDataRows& rows, const Selection& sel, const Outputs& arrays)
+      : rows_(rows), sel_(sel), arrays_(arrays) {}
+  // Copies row `row`'s mirrored outputs (see the contract above).
+  void copy(int64_t row) const;
+  // Starts loading what refreshing and copying `row` touches in its mjData:
+  // rows are scattered over memory, so each costs misses the hardware
+  // prefetcher cannot predict.
+  void prefetch(int64_t row) const;
+
+ private:
+  const MjDataRows& rows_;
+  const Selection& sel_;
+  const Outputs& arrays_;
+};
+
+}  // namespace mjrefresh
