@@ -140,8 +140,8 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
         break;
       }
       case Sensor::kGeneric:
-        if (s.type == mjSENS_SUBTREECOM) {
-          subtree_com(sc, st, s, v, vals);
+        if (s.subtree >= 0) {
+          subtree_sensor(sc, st, s, v, vals);
         } else {
           compute_sensor(st, s, in, row, v, vals);
         }

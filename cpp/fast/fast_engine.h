@@ -90,6 +90,11 @@ namespace mjrefresh {
 // otherwise why not, naming the first uncovered sensor (the planner shows
 // this text as the engine reason; tests pin parts of it).
 std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors);
+// Whether `tendon` is a fixed (joint) tendon.
+bool fixed_tendon(const mjModel* m, int tendon);
+// Empty if the engine computes the length and velocity of `actuator`'s
+// transmission (joint, jointinparent, fixed tendon); otherwise why not.
+std::string transmission_problem(const mjModel* m, int actuator);
 
 class FastEngine final : public RowEngine {
  public:
@@ -131,9 +136,17 @@ class FastEngine final : public RowEngine {
 
   // Where a row's model values live: per ModelField, the template's array
   // (in model_) or the row's block of the caller's field array. Arrays are
-  // indexed like the mjModel field (body id, joint id, ...).
+  // indexed like the mjModel field (body id, joint id, ...). Two more
+  // entries after the ModelFields hold values that are never per row
+  // (cam_pos, cam_quat: camera frames are kLocal frames reading them).
+  static constexpr int kCamPos = kNumModelFields, kCamQuat = kNumModelFields + 1;
   struct Vals {
-    const double* f[kNumModelFields];
+    const double* f[kNumModelFields + 2];
+  };
+  // One term of a joint-space sum: coef * qpos[adr] or coef * qvel[adr].
+  struct Term {
+    int adr;
+    double coef;
   };
   // The values the pose pass reads (body_pos/quat, jnt_pos/axis), from the
   // rows' field blocks: one row (A = const double*) or two rows in lanes (A =
@@ -184,12 +197,26 @@ class FastEngine final : public RowEngine {
     Frame obj, ref;
     bool has_ref = false;
     int qadr = 0, dadr = 0;  // joint sensors
-    int subtree = -1;        // subtreecom: index into subtrees_
+    int subtree = -1;        // subtreecom/linvel/angmom: index into subtrees_
+    // tendonpos/vel, actuatorpos/vel (joint_space.cc): length = scale *
+    // sum(pos_terms), velocity = sum(vel_terms); ball/free joint
+    // transmissions use gear (and qadr/dadr) instead.
+    enum Trn { kLinear, kBall, kFree };
+    Trn trn = kLinear;
+    bool inparent = false;  // mjTRN_JOINTINPARENT
+    double scale = 1, gear[6] = {};
+    std::vector<Term> pos_terms, vel_terms;
     std::vector<std::pair<int, int>> segments;  // (offset, count) of selected columns
   };
   struct Subtree {
     int root = 0;            // slot of the subtree root
     std::vector<int> slots;  // slots of the subtree, descending body id
+  };
+  // Per slot of a subtree pass (subtree.cc): the body's inertial frame
+  // position, velocity there, own and subtree mass, subtree CoM, linear
+  // momentum (then subtree velocity) and angular momentum.
+  struct Node {
+    double xipos[3], vel[3], mass, subtree_mass, com[3], lin[3], ang[3];
   };
 
   // Planning (plan.cc), in constructor order.
@@ -223,8 +250,16 @@ class FastEngine final : public RowEngine {
   void frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const;
   void frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
                     double mat[9], double w[3], double v[3]) const;
-  void subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
-                   double vals[3]) const;
+  // Subtree sensors (subtree.cc).
+  void subtree_pass(Scratch& sc, const State* st, const Subtree& tree, const Vals& v,
+                    bool momenta) const;
+  void subtree_momenta(Node* nodes, const Subtree& tree) const;
+  void subtree_sensor(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
+                      double vals[3]) const;
+  // Tendon and actuator sensors (joint_space.cc).
+  void plan_joint_space(const mjModel* m, Sensor& s);
+  void joint_moment(const Sensor& s, const double* qpos, double moment[6], double* length) const;
+  double joint_space(const Sensor& s, const double* qpos, const double* qvel) const;
   void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
                       const Vals& v, double* vals) const;
   template <class T>
@@ -272,8 +307,7 @@ class FastEngine final : public RowEngine {
   // like latency on the pose chain of every body.
   std::vector<int> hinges_;
   // Per participant: nslot States, 6 doubles per joint (xanchor, xaxis),
-  // 2 per joint (hinge cos/sin),
-  // 4 doubles per slot for subtree sums.
+  // 2 per joint (hinge cos/sin), a Node per slot for subtree sums.
   struct Scratch {
     std::vector<State> states;    // row (a)
     std::vector<State> states_b;  // row b of a pair
@@ -281,7 +315,7 @@ class FastEngine final : public RowEngine {
     std::vector<fast::V2> anchors2, halfangle2;
     std::vector<double> anchors;
     std::vector<double> halfangle;  // cos, sin of half of each hinge angle
-    std::vector<double> subtree;
+    std::vector<Node> nodes;  // per slot, for subtree sensors
   };
   std::vector<Scratch> scratch_;
 };

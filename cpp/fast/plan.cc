@@ -14,7 +14,26 @@ using namespace fast;
 
 bool is_vel_sensor(int type) {
   return type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL ||
-         type == mjSENS_VELOCIMETER || type == mjSENS_GYRO;
+         type == mjSENS_VELOCIMETER || type == mjSENS_GYRO || type == mjSENS_SUBTREELINVEL ||
+         type == mjSENS_SUBTREEANGMOM;
+}
+
+bool is_subtree_sensor(int type) {
+  return type == mjSENS_SUBTREECOM || type == mjSENS_SUBTREELINVEL ||
+         type == mjSENS_SUBTREEANGMOM;
+}
+
+// Sensors computed from qpos/qvel/time alone: no body is visited for them.
+bool is_joint_space(int type) {
+  return type == mjSENS_JOINTPOS || type == mjSENS_JOINTVEL || type == mjSENS_BALLQUAT ||
+         type == mjSENS_BALLANGVEL || type == mjSENS_CLOCK || type == mjSENS_TENDONPOS ||
+         type == mjSENS_TENDONVEL || type == mjSENS_ACTUATORPOS || type == mjSENS_ACTUATORVEL;
+}
+
+// Whether body b is root or one of its descendants.
+bool in_subtree(const mjModel* m, int b, int root) {
+  while (b > root) b = m->body_parentid[b];
+  return b == root;
 }
 
 // Body id of an object a frame sensor or site reads.
@@ -27,6 +46,8 @@ int body_of(const mjModel* m, int objtype, int objid) {
       return m->geom_bodyid[objid];
     case mjOBJ_SITE:
       return m->site_bodyid[objid];
+    case mjOBJ_CAMERA:
+      return m->cam_bodyid[objid];
     default:
       return 0;
   }
@@ -51,6 +72,8 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   }
   model_ = mj_copyModel(nullptr, model);
   for (int f = 0; f < kNumModelFields; ++f) template_vals_.f[f] = field_data(model_, f);
+  template_vals_.f[kCamPos] = model_->cam_pos;
+  template_vals_.f[kCamQuat] = model_->cam_quat;
   init_scratch(num_scratch);
 }
 
@@ -70,20 +93,19 @@ FastEngine::Marks FastEngine::mark_bodies(const mjModel* m) {
   for (int i : sel_.sensors) {
     const int type = m->sensor_type[i];
     const bool vel = is_vel_sensor(type);
-    if (type == mjSENS_SUBTREECOM) {
-      // subtree_com reads every descendant's inertial position.
+    any_vel_sensor_ = any_vel_sensor_ || vel;
+    if (is_subtree_sensor(type)) {
+      // Subtree sensors read every descendant's inertial frame (and, for
+      // the momenta, its velocity).
       const int root = m->sensor_objid[i];
       for (int b = root; b < nbody; ++b) {
-        int a = b;
-        while (a > root) a = m->body_parentid[a];
-        if (a == root) need[b] = 1;
+        if (!in_subtree(m, b, root)) continue;
+        need[b] = 1;
+        if (vel) vel_sensor[b] = 1;
       }
       continue;
     }
-    if (type == mjSENS_JOINTPOS || type == mjSENS_JOINTVEL || type == mjSENS_BALLQUAT ||
-        type == mjSENS_BALLANGVEL || type == mjSENS_CLOCK) {
-      continue;
-    }
+    if (is_joint_space(type)) continue;
     const int ob = body_of(m, m->sensor_objtype[i], m->sensor_objid[i]);
     need[ob] = 1;
     if (vel) vel_sensor[ob] = 1;
@@ -92,7 +114,6 @@ FastEngine::Marks FastEngine::mark_bodies(const mjModel* m) {
       need[rb] = 1;
       if (vel) vel_sensor[rb] = 1;
     }
-    any_vel_sensor_ = any_vel_sensor_ || vel;
   }
   // Body ids are topologically sorted (parent < child): one backward sweep
   // propagates the marks to all ancestors.
@@ -186,14 +207,20 @@ FastEngine::Sensor FastEngine::make_sensor(const mjModel* m, int i,
       break;
     case mjSENS_CLOCK:
       break;
-    case mjSENS_SUBTREECOM: {
+    case mjSENS_TENDONPOS:
+    case mjSENS_TENDONVEL:
+    case mjSENS_ACTUATORPOS:
+    case mjSENS_ACTUATORVEL:
+      plan_joint_space(m, s);
+      break;
+    case mjSENS_SUBTREECOM:
+    case mjSENS_SUBTREELINVEL:
+    case mjSENS_SUBTREEANGMOM: {
       Subtree st;
       const int root = m->sensor_objid[i];
       st.root = slot_of[root];
       for (int b = nbody - 1; b >= root; --b) {  // descending body id
-        int a = b;
-        while (a > root) a = m->body_parentid[a];
-        if (a == root) st.slots.push_back(slot_of[b]);
+        if (in_subtree(m, b, root)) st.slots.push_back(slot_of[b]);
       }
       s.subtree = static_cast<int>(subtrees_.size());
       subtrees_.push_back(std::move(st));
@@ -265,7 +292,7 @@ void FastEngine::init_scratch(int num_scratch) {
     world.mat[0] = world.mat[4] = world.mat[8] = 1;
     sc.anchors.assign(6 * joints_.size() + 8, 0.0);  // + padding against false sharing
     sc.halfangle.assign(2 * joints_.size() + 8, 0.0);
-    sc.subtree.assign(4 * bodies_.size() + 8, 0.0);
+    sc.nodes.assign(bodies_.size() + 2, Node{});  // + padding against false sharing
     sc.states_b = sc.states;
     sc.states2.assign(bodies_.size(), StateT<V2>{});
     StateT<V2>& world2 = sc.states2[0];
@@ -321,6 +348,13 @@ FastEngine::Frame FastEngine::make_frame(const mjModel* m, int objtype, int obji
     f.kind = Frame::kXBody;
   } else if (objtype == mjOBJ_BODY) {
     f.kind = Frame::kInertial;
+  } else if (objtype == mjOBJ_CAMERA) {
+    // mj_camlight of a fixed camera: mj_local2Global with sameframe NONE.
+    f.kind = Frame::kLocal;
+    f.sameframe = mjSAMEFRAME_NONE;
+    f.id = objid;
+    f.pos_field = kCamPos;
+    f.quat_field = kCamQuat;
   } else {
     const bool geom = objtype == mjOBJ_GEOM;
     f.kind = Frame::kLocal;

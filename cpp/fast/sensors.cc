@@ -16,7 +16,7 @@ void FastEngine::inertial_pose(const State* st, int slot, const Vals& v, double 
   const State& x = st[slot];
   if (slot == 0) {
     copy3(pos, x.pos);
-    std::memcpy(mat, x.mat, sizeof(double) * 9);
+    if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
     return;
   }
   if (b.isameframe == mjSAMEFRAME_BODY) {
@@ -231,45 +231,21 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_CLOCK:
       vals[0] = in.time.valid() ? *in.time.row(row) : 0.0;
       return;
-    case mjSENS_SUBTREECOM:
+    case mjSENS_MAGNETOMETER: {
+      // the world's magnetic field in the site's frame
+      double pos[3], mat[9];
+      frame_pose(st, s.obj, mv, pos, mat);
+      mat_t_vec(vals, mat, model_->opt.magnetic);
+      return;
+    }
+    case mjSENS_TENDONPOS:
+    case mjSENS_TENDONVEL:
+    case mjSENS_ACTUATORPOS:
+    case mjSENS_ACTUATORVEL:
+      vals[0] = joint_space(s, in.qpos.row(row), in.qvel.row(row));
+      return;
+    default:  // subtree sensors: subtree_sensor
       break;
-  }
-}
-
-// subtree_com of one body: mj_comPos's backward pass over the subtree, in
-// its order (children, by descending id, before the body's own term).
-void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
-                             double vals[3]) const {
-  const Subtree& tree = subtrees_[s.subtree];
-  double* acc = sc.subtree.data();
-  const double* mass = v.f[kBodyMass];
-  for (int slot : tree.slots) {
-    double* a = acc + 4 * slot;
-    a[0] = a[1] = a[2] = a[3] = 0;
-  }
-  for (int slot : tree.slots) {
-    double* a = acc + 4 * slot;
-    const Body& b = bodies_[slot];
-    if (slot) {
-      double xipos[3];
-      inertial_pose(st, slot, v, xipos, nullptr);
-      add_to_scl3(a, xipos, mass[b.id]);
-      a[3] += mass[b.id];
-    }
-    if (slot != tree.root) {
-      double* pa = acc + 4 * b.parent;
-      add_to3(pa, a);
-      pa[3] += a[3];
-    }
-  }
-  const double* a = acc + 4 * tree.root;
-  if (a[3] < mjMINVAL) {
-    inertial_pose(st, tree.root, v, vals, nullptr);
-  } else {
-    const double scl = 1.0 / std::max<double>(mjMINVAL, a[3]);
-    vals[0] = a[0] * scl;
-    vals[1] = a[1] * scl;
-    vals[2] = a[2] * scl;
   }
 }
 
