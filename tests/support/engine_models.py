@@ -433,9 +433,41 @@ def kinematic_trees(draw: st.DrawFn) -> list[dict]:
     return bodies
 
 
+def _add_transmissions(spec: mujoco.MjSpec, bodies: list[dict]) -> None:
+    """A fixed tendon over the tree's joints (coefficients from their axes),
+    an actuator on every joint (jointinparent on every other one) and one on
+    the tendon, with position and velocity sensors on all of them."""
+    joints = [(f"j{i}_{k}", j) for i, b in enumerate(bodies) for k, j in enumerate(b["joints"])]
+    free = [f"b{i}" for i, b in enumerate(bodies) if b["free"]]
+    if joints:
+        tendon = spec.add_tendon(name="tendon")
+        for name, (_, ax, _) in joints:
+            tendon.wrap_joint(name, 0.5 + ax[0])
+        spec.add_sensor(type=S.mjSENS_TENDONPOS, objtype=OBJ.mjOBJ_TENDON, objname="tendon")
+        spec.add_sensor(type=S.mjSENS_TENDONVEL, objtype=OBJ.mjOBJ_TENDON, objname="tendon")
+    targets = [(name, ax + [0.3, -0.2, 0.1]) for name, (_, ax, _) in joints]
+    for i, b in enumerate(free):
+        body = spec.body(b)
+        body.first_joint().name = f"free{i}"
+        targets.append((f"free{i}", [0.4, -0.5, 0.6, 0.1, 0.2, -0.3]))
+    trn = mujoco.mjtTrn
+    for k, (name, gear) in enumerate(targets):
+        spec.add_actuator(name=f"a{k}", target=name, gear=gear,
+                          trntype=trn.mjTRN_JOINTINPARENT if k % 2 else trn.mjTRN_JOINT)
+    if joints:
+        spec.add_actuator(name="a_tendon", target="tendon", trntype=trn.mjTRN_TENDON,
+                          gear=[1.5, 0, 0, 0, 0, 0])
+        targets.append(("tendon", None))
+    for k in range(len(targets)):
+        name = "a_tendon" if k == len(targets) - 1 and joints else f"a{k}"
+        for stype in (S.mjSENS_ACTUATORPOS, S.mjSENS_ACTUATORVEL):
+            spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_ACTUATOR, objname=name)
+
+
 def build_tree(bodies: list[dict]) -> mujoco.MjModel:
     """Compile a `kinematic_trees` description, with frame sensors on every
-    body and site (sites relative to another body) and subtree COMs."""
+    body and site (sites relative to another body), subtree sensors, a fixed
+    tendon and actuators (see `_add_transmissions`)."""
     spec = mujoco.MjSpec()
     made = []
     for i, b in enumerate(bodies):
@@ -463,7 +495,9 @@ def build_tree(bodies: list[dict]) -> mujoco.MjModel:
                 reftype=OBJ.mjOBJ_BODY,
                 refname=f"b{len(bodies) - 1 - i}",
             )
-        spec.add_sensor(type=S.mjSENS_SUBTREECOM, objtype=OBJ.mjOBJ_BODY, objname=f"b{i}")
+        for stype in (S.mjSENS_SUBTREECOM, S.mjSENS_SUBTREELINVEL, S.mjSENS_SUBTREEANGMOM):
+            spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_BODY, objname=f"b{i}")
+    _add_transmissions(spec, bodies)
     with warnings.catch_warnings():
         # compiling runs the dynamics once: see support.oracle
         warnings.simplefilter("ignore", UserWarning)
