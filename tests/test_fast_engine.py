@@ -124,10 +124,10 @@ def test_zoo_covers_every_sensor_kind_and_cutoff():
     assert {int(t) for t in covered} <= types
     cameras = m.sensor_objtype == OBJ.mjOBJ_CAMERA
     assert cameras.any() and (m.sensor_reftype == OBJ.mjOBJ_CAMERA).any()
-    actuated = [m.actuator_trntype[m.sensor_objid[i]] for i in range(m.nsensor)
-                if m.sensor_type[i] == S.mjSENS_ACTUATORPOS]
-    assert set(actuated) == {mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT,
-                             mujoco.mjtTrn.mjTRN_TENDON}
+    actuated = {int(m.actuator_trntype[m.sensor_objid[i]]) for i in range(m.nsensor)
+                if m.sensor_type[i] == S.mjSENS_ACTUATORPOS}
+    trn = mujoco.mjtTrn
+    assert actuated == {int(trn.mjTRN_JOINT), int(trn.mjTRN_JOINTINPARENT), int(trn.mjTRN_TENDON)}
     *_, state, ref, _, out = _case_data("zoo")
     for name in ("cut_linvel", "cut_pos", "cut_jvel", "cut_gyro", "cut_com", "cut_clock",
                  "cut_angmom", "cut_tvel"):

@@ -214,7 +214,7 @@ def zoo_xml() -> str:
   </worldbody>
   <tendon>
     <fixed name="t_arm"><joint joint="arm1_hinge" coef="0.7"/><joint joint="arm2_slide" coef="-1.3"/>
-      <joint joint="wrist_hinge" coef="0.2"/><joint joint="arm1_hinge" coef="0.4"/></fixed>
+      <joint joint="wrist_hinge" coef="0.2"/><joint joint="arm2_hinge_b" coef="0.4"/></fixed>
     <fixed name="t_leg"><joint joint="knee" coef="1.1"/><joint joint="tail_slide" coef="0.5"/></fixed>
     <fixed name="t_pend"><joint joint="pend2_slide" coef="2"/><joint joint="pend_hinge" coef="-0.3"/></fixed>
   </tendon>
@@ -365,7 +365,7 @@ MANY_TYPES_XML = """<mujoco><worldbody>
   <camera name="trackcam" pos="0 -2 0" xyaxes="1 0 0 0 0 1" mode="trackcom"/>
   </worldbody>
   <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial>
-    <fixed name="ft"><joint joint="h2" coef="2"/><joint joint="ball" coef="1"/></fixed></tendon>
+    <fixed name="ft"><joint joint="h2" coef="2"/></fixed></tendon>
   <actuator><motor name="m" joint="h2"/><motor name="mt" tendon="ft" gear="3"/>
     <motor name="ms" site="s2" gear="0 0 1 0 0 0"/></actuator>
   <sensor>
@@ -434,14 +434,15 @@ def kinematic_trees(draw: st.DrawFn) -> list[dict]:
 
 
 def _add_transmissions(spec: mujoco.MjSpec, bodies: list[dict]) -> None:
-    """A fixed tendon over the tree's joints (coefficients from their axes),
-    an actuator on every joint (jointinparent on every other one) and one on
-    the tendon, with position and velocity sensors on all of them."""
+    """A fixed tendon over the tree's hinges and slides (coefficients from
+    their axes), an actuator on every joint (jointinparent on every other
+    one) and one on the tendon, with position and velocity sensors on all."""
     joints = [(f"j{i}_{k}", j) for i, b in enumerate(bodies) for k, j in enumerate(b["joints"])]
     free = [f"b{i}" for i, b in enumerate(bodies) if b["free"]]
-    if joints:
+    scalar = [(name, j) for name, j in joints if j[0] != mujoco.mjtJoint.mjJNT_BALL]
+    if scalar:  # MuJoCo 4.0 accepts only hinges and slides in fixed tendons
         tendon = spec.add_tendon(name="tendon")
-        for name, (_, ax, _) in joints:
+        for name, (_, ax, _) in scalar:
             tendon.wrap_joint(name, 0.5 + ax[0])
         spec.add_sensor(type=S.mjSENS_TENDONPOS, objtype=OBJ.mjOBJ_TENDON, objname="tendon")
         spec.add_sensor(type=S.mjSENS_TENDONVEL, objtype=OBJ.mjOBJ_TENDON, objname="tendon")
@@ -454,12 +455,12 @@ def _add_transmissions(spec: mujoco.MjSpec, bodies: list[dict]) -> None:
     for k, (name, gear) in enumerate(targets):
         spec.add_actuator(name=f"a{k}", target=name, gear=gear,
                           trntype=trn.mjTRN_JOINTINPARENT if k % 2 else trn.mjTRN_JOINT)
-    if joints:
+    if scalar:
         spec.add_actuator(name="a_tendon", target="tendon", trntype=trn.mjTRN_TENDON,
                           gear=[1.5, 0, 0, 0, 0, 0])
         targets.append(("tendon", None))
     for k in range(len(targets)):
-        name = "a_tendon" if k == len(targets) - 1 and joints else f"a{k}"
+        name = "a_tendon" if k == len(targets) - 1 and scalar else f"a{k}"
         for stype in (S.mjSENS_ACTUATORPOS, S.mjSENS_ACTUATORVEL):
             spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_ACTUATOR, objname=name)
 
