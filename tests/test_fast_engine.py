@@ -320,6 +320,23 @@ def test_auto_picks_fast_for_embedded_models():
         r.close()
 
 
+def test_auto_picks_fast_for_embedded_models_full_pos_vel_selection():
+    """Every position/velocity-stage sensor of the embedded models (what
+    `mjrefresh plan MODEL --all-posvel` and `--columns posvel` select),
+    subtree velocities and momenta included, runs on the fast engine."""
+    models = pytest.importorskip("mjrefresh.models")
+    from mjrefresh.cli import posvel_sensors
+
+    for build in (models.quadruped, models.humanoid):
+        m = build()
+        sensors, refused = posvel_sensors(m)
+        assert sensors and not refused
+        r = mjrefresh.Refresher(m, bodies=list(range(1, m.nbody)), sensors=sensors,
+                                num_threads=1)
+        assert r.plan.engine == "fast", r.plan.engine_reason
+        r.close()
+
+
 def test_auto_routes_uncovered_sensors_to_exact():
     m = mujoco.MjModel.from_xml_string(TENDON_XML)
     r = mjrefresh.Refresher(m, bodies=["b"], sensors=["p", "tlen"], num_threads=1)

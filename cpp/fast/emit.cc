@@ -83,6 +83,18 @@ void FastEngine::write_fixed(const State* st, T* dst) const {
   }
 }
 
+// jointpos/jointvel copies of one row.
+template <class T>
+void FastEngine::write_joint_copies(const Inputs& in, int64_t row, T* dst) const {
+  const double* qpos = in.qpos.row(row);
+  const double* qvel = in.qvel.row(row);
+  for (const JointCopy& c : joint_pos_) dst[c.col] = static_cast<T>(qpos[c.adr]);
+  for (const JointCopy& c : joint_vel_) dst[c.col] = static_cast<T>(qvel[c.adr]);
+}
+
+template void FastEngine::write_joint_copies(const Inputs&, int64_t, double*) const;
+template void FastEngine::write_joint_copies(const Inputs&, int64_t, float*) const;
+
 // The same for a pair of rows, straight from the two-lane states (no split):
 // lane 0 goes to row a, lane 1 to row b.
 template <class T>
@@ -109,7 +121,10 @@ template <class T>
 void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
                                const Vals& v, T* dst, bool fixed) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
-  if (fixed) write_fixed(st, dst);
+  if (fixed) {
+    write_fixed(st, dst);
+    write_joint_copies(in, row, dst);
+  }
   const double* cutoffs = v.f[kSensorCutoff];
   // Gathered sensors that this row's cutoff clips: written again, clipped
   // (recomputed from the States, so float32 outputs round the clipped value).

@@ -82,9 +82,13 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     if (out.sensordata.type == OutType::kFloat64) {
       double* d = static_cast<double*>(out.sensordata.data);
       write_fixed_pair(sc.states2.data(), d + a, d + b);
+      write_joint_copies(in, row_a, d + a);
+      write_joint_copies(in, row_b, d + b);
     } else {
       float* d = static_cast<float*>(out.sensordata.data);
       write_fixed_pair(sc.states2.data(), d + a, d + b);
+      write_joint_copies(in, row_a, d + a);
+      write_joint_copies(in, row_b, d + b);
     }
   }
   // Everything else reads one row's scalar States: split the lanes, unless

@@ -252,8 +252,8 @@ class FastEngine final : public RowEngine {
                     double mat[9], double w[3], double v[3]) const;
   // Subtree sensors (subtree.cc).
   void subtree_pass(Scratch& sc, const State* st, const Subtree& tree, const Vals& v,
-                    bool momenta) const;
-  void subtree_momenta(Node* nodes, const Subtree& tree) const;
+                    int type) const;
+  void subtree_momenta(Node* nodes, const Subtree& tree, bool angular) const;
   void subtree_sensor(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
                       double vals[3]) const;
   // Tendon and actuator sensors (joint_space.cc).
@@ -271,6 +271,8 @@ class FastEngine final : public RowEngine {
             const Outputs& out, bool fixed) const;
   template <class T>
   void write_fixed(const State* st, T* dst) const;
+  template <class T>
+  void write_joint_copies(const Inputs& in, int64_t row, T* dst) const;
   template <class T>
   void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
 
@@ -297,6 +299,12 @@ class FastEngine final : public RowEngine {
     int col, obj, ref;  // sensordata column, slots of object and reference
   };
   std::vector<Rel> pos_rel_, quat_rel_;
+  // jointpos/jointvel without cutoff: a plain copy of one qpos/qvel value,
+  // in column order (a generic sensor each costs a few times more).
+  struct JointCopy {
+    int col, adr;
+  };
+  std::vector<JointCopy> joint_pos_, joint_vel_;
   std::vector<Subtree> subtrees_;
   std::vector<int> body_slots_;  // slot of each selected body
   int rel_slot_ = -1;

@@ -271,7 +271,12 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
       (s.op == Sensor::kCopy || s.op == Sensor::kPosRel)) {
     clips_.push_back(s);
   }
-  if (whole && s.op == Sensor::kCopy) {
+  const bool no_cutoff = !(m->sensor_cutoff[s.id] > 0) && !declared_[kSensorCutoff];
+  if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
+    joint_pos_.push_back({s.adr, s.qadr});
+  } else if (whole && no_cutoff && s.type == mjSENS_JOINTVEL) {
+    joint_vel_.push_back({s.adr, s.dadr});
+  } else if (whole && s.op == Sensor::kCopy) {
     (s.dim == 3 ? gather3_ : gather4_).push_back({s.adr, s.src});
   } else if (whole && s.op == Sensor::kPosRel) {
     pos_rel_.push_back({s.adr, s.obj.slot, s.ref.slot});

@@ -15,16 +15,19 @@ using namespace fast;
 // descending id, then divided by the subtree mass. The subtree masses are
 // summed from the row's body_mass in mj_setConst's order, so they equal
 // body_subtreemass bit for bit (and follow a per-row body_mass).
-// With `momenta`, also mj_subtreeVel's subtree_linvel and subtree_angmom.
+// With `type` SUBTREELINVEL, also mj_subtreeVel's subtree_linvel; with
+// SUBTREEANGMOM, subtree_linvel and subtree_angmom.
 void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree, const Vals& v,
-                              bool momenta) const {
+                              int type) const {
+  const bool momenta = type != mjSENS_SUBTREECOM;
+  const bool angular = type == mjSENS_SUBTREEANGMOM;
   Node* nodes = sc.nodes.data();
   const double* mass = v.f[kBodyMass];
   for (int slot : tree.slots) {
     Node& n = nodes[slot];
     const int id = bodies_[slot].id;
     double ximat[9];
-    inertial_pose(st, slot, v, n.xipos, momenta ? ximat : nullptr);
+    inertial_pose(st, slot, v, n.xipos, angular ? ximat : nullptr);
     n.mass = n.subtree_mass = mass[id];
     for (int k = 0; k < 3; ++k) n.com[k] = n.xipos[k] * mass[id];
     if (!momenta) continue;
@@ -33,6 +36,7 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
     const State& x = st[slot];
     velocity_at(n.vel, x.v, x.w, n.xipos, x.pos);
     for (int k = 0; k < 3; ++k) n.lin[k] = n.vel[k] * mass[id];
+    if (!angular) continue;
     double dv[3];
     mat_t_vec(dv, ximat, x.w);
     const double* inertia = v.f[kBodyInertia] + 3 * id;
@@ -55,19 +59,20 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
       for (int k = 0; k < 3; ++k) n.com[k] *= scl;
     }
   }
-  if (momenta) subtree_momenta(nodes, tree);
+  if (momenta) subtree_momenta(nodes, tree, angular);
 }
 
 // mj_subtreeVel's backward passes over the subtree: linear momenta added to
 // parents, then divided by the subtree mass; angular momenta about each
 // body's and each subtree's CoM, moved to the parent's.
-void FastEngine::subtree_momenta(Node* nodes, const Subtree& tree) const {
+void FastEngine::subtree_momenta(Node* nodes, const Subtree& tree, bool angular) const {
   for (int slot : tree.slots) {
     Node& n = nodes[slot];
     if (slot != tree.root) add_to3(nodes[bodies_[slot].parent].lin, n.lin);
     const double scl = 1 / std::max<double>(mjMINVAL, n.subtree_mass);
     for (int k = 0; k < 3; ++k) n.lin[k] *= scl;
   }
+  if (!angular) return;
   for (int slot : tree.slots) {
     if (slot == 0) break;  // the world body: mj_subtreeVel's loop stops at 1
     Node& n = nodes[slot];
@@ -95,7 +100,7 @@ void FastEngine::subtree_momenta(Node* nodes, const Subtree& tree) const {
 void FastEngine::subtree_sensor(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
                                 double vals[3]) const {
   const Subtree& tree = subtrees_[s.subtree];
-  subtree_pass(sc, st, tree, v, s.type != mjSENS_SUBTREECOM);
+  subtree_pass(sc, st, tree, v, s.type);
   const Node& n = sc.nodes[tree.root];
   switch (s.type) {
     case mjSENS_SUBTREECOM:
