@@ -6,15 +6,23 @@
 // Contract
 // - Coverage: the constructor accepts body_*/body_*_rel/site_* outputs and
 //   the sensors framepos, framequat, frame[xyz]axis, framelinvel,
-//   frameangvel (object and reference of type xbody, body, geom or site),
-//   velocimeter, gyro, jointpos, jointvel, ballquat, ballangvel, subtreecom
-//   and clock, on a model without mjDSBL_SENSOR. Anything else throws
-//   std::invalid_argument naming the sensor (fast_uncovered, coverage.cc);
-//   the Python planner calls the same function (_core.fast_uncovered) and
-//   routes such selections to the exact engine.
+//   frameangvel (object and reference of type xbody, body, geom, site or a
+//   camera in mode fixed: mj_camlight's local2Global of cam_pos/cam_quat),
+//   velocimeter, gyro, magnetometer, jointpos, jointvel, ballquat,
+//   ballangvel, subtreecom, subtreelinvel, subtreeangmom, clock,
+//   tendonpos/tendonvel of fixed tendons and actuatorpos/actuatorvel of
+//   joint, jointinparent and fixed-tendon transmissions, on a model without
+//   mjDSBL_SENSOR. Anything else (spatial tendons, site/slider-crank/body
+//   transmissions, rangefinder, camprojection, tracking cameras, ...)
+//   throws std::invalid_argument naming the sensor (fast_uncovered,
+//   coverage.cc); the Python planner calls the same function
+//   (_core.fast_uncovered) and routes such selections to the exact engine.
 // - Files: plan.cc (visit planning, constructor), kinematics.h (pose and
 //   velocity pass, header-only so it inlines into fast_engine.cc's
-//   refresh_row/refresh_pair), sensors.cc (sensor maths), emit.cc (output
+//   refresh_row/refresh_pair), sensors.cc (frame sensor maths), subtree.cc
+//   (subtree CoM, velocity and momentum: every body of the subtree is
+//   visited, with velocities for the momenta), joint_space.cc (tendon and
+//   actuator sensors: qpos/qvel only, no body visited), emit.cc (output
 //   writing), coverage.cc (what the engine computes).
 // - Values: what mj_forward would put in the same fields, to rounding:
 //   poses use MuJoCo's own expressions in MuJoCo's order (see
@@ -22,7 +30,11 @@
 //   inlined kernel within ~2 ulp of libm's; velocities are the same sums of
 //   cdof*qvel but taken at the body origin instead of the subtree CoM.
 //   Observed differences from mj_forward are a few 1e-15 (tests bound them
-//   by 1e-12 for poses and 1e-10 for velocities). MuJoCo's sensor cutoff
+//   by 1e-12 for poses and 1e-10 for velocities and momenta). Subtree,
+//   tendon and actuator sums follow MuJoCo's order of summation (tendon
+//   and actuator velocities are the moment row times qvel in increasing
+//   dof order; ball/free joint transmissions call mju_quat2Vel and
+//   friends). MuJoCo's sensor cutoff
 //   is applied per datatype. Frame quaternions of geoms, sites and
 //   inertial frames follow the get_xquat of the MuJoCo built against (4.0
 //   follows sameframe, 3.11 does not). Quaternions in qpos/mocap_quat are
@@ -45,10 +57,10 @@
 //   for bit (the full formulas give the shortcuts' bits for finite input);
 //   with a per-row sensor_cutoff, sensors written by the gathered copies
 //   are written again, clipped, in rows whose cutoff for them is > 0.
-//   body_inertia is accepted and ignored: no covered output reads it
-//   (inertia enters only cinert, i.e. momentum and dynamics); body_mass
-//   feeds subtreecom, which sums the row's masses itself (so
-//   body_subtreemass follows body_mass as in the exact engine).
+//   body_inertia feeds subtreeangmom only; body_mass feeds the subtree
+//   sensors, which sum the row's masses themselves in mj_setConst's order
+//   (so body_subtreemass follows body_mass as in the exact engine, and
+//   equals the template's bit for bit on template values).
 // - Cost of fields (quadruped tracking refresh, N=4096, 1 thread, per row
 //   against no fields): body_pos +4%, jnt_axis +9%, body_quat +13% (a
 //   quaternion product per body where the template has a unit rotation),
