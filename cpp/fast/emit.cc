@@ -86,6 +86,7 @@ void FastEngine::write_fixed(const State* st, T* dst) const {
 // jointpos/jointvel copies of one row.
 template <class T>
 void FastEngine::write_joint_copies(const Inputs& in, int64_t row, T* dst) const {
+  if (joint_pos_.empty() && joint_vel_.empty()) return;  // e.g. tracking selections
   const double* qpos = in.qpos.row(row);
   const double* qvel = in.qvel.row(row);
   for (const JointCopy& c : joint_pos_) dst[c.col] = static_cast<T>(qpos[c.adr]);
