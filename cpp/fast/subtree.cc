@@ -15,12 +15,15 @@ using namespace fast;
 // descending id, then divided by the subtree mass. The subtree masses are
 // summed from the row's body_mass in mj_setConst's order, so they equal
 // body_subtreemass bit for bit (and follow a per-row body_mass).
-// With `type` SUBTREELINVEL, also mj_subtreeVel's subtree_linvel; with
-// SUBTREEANGMOM, subtree_linvel and subtree_angmom.
+// With `type` SUBTREELINVEL, mj_subtreeVel's subtree_linvel instead; with
+// SUBTREEANGMOM, both and subtree_angmom. Only angmom reads the other
+// bodies' CoMs and velocities: the other two divide the root's sums only
+// (the same operations on the same sums give the root's value).
 void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree, const Vals& v,
                               int type) const {
   const bool momenta = type != mjSENS_SUBTREECOM;
   const bool angular = type == mjSENS_SUBTREEANGMOM;
+  const bool com = type != mjSENS_SUBTREELINVEL;
   Node* nodes = sc.nodes.data();
   const double* mass = v.f[kBodyMass];
   for (int slot : tree.slots) {
@@ -29,7 +32,9 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
     double ximat[9];
     inertial_pose(st, slot, v, n.xipos, angular ? ximat : nullptr);
     n.mass = n.subtree_mass = mass[id];
-    for (int k = 0; k < 3; ++k) n.com[k] = n.xipos[k] * mass[id];
+    if (com) {
+      for (int k = 0; k < 3; ++k) n.com[k] = n.xipos[k] * mass[id];
+    }
     if (!momenta) continue;
     // mj_subtreeVel's bodywise terms: velocity at the inertial frame (world
     // orientation), linear momentum, angular momentum about the body's CoM.
@@ -47,10 +52,12 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
     if (slot == tree.root) break;
     const Node& n = nodes[slot];
     Node& p = nodes[bodies_[slot].parent];
-    add_to3(p.com, n.com);
+    if (com) add_to3(p.com, n.com);
     p.subtree_mass += n.subtree_mass;
   }
   for (int slot : tree.slots) {
+    if (!com) break;
+    if (!angular && slot != tree.root) continue;
     Node& n = nodes[slot];
     if (n.subtree_mass < mjMINVAL) {
       copy3(n.com, n.xipos);
@@ -69,6 +76,7 @@ void FastEngine::subtree_momenta(Node* nodes, const Subtree& tree, bool angular)
   for (int slot : tree.slots) {
     Node& n = nodes[slot];
     if (slot != tree.root) add_to3(nodes[bodies_[slot].parent].lin, n.lin);
+    if (!angular && slot != tree.root) continue;
     const double scl = 1 / std::max<double>(mjMINVAL, n.subtree_mass);
     for (int k = 0; k < 3; ++k) n.lin[k] *= scl;
   }
