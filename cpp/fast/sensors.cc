@@ -35,14 +35,16 @@ void FastEngine::inertial_pose(const State* st, int slot, const Vals& v, double 
   }
 }
 
-// World position and rotation matrix of a frame (geom_xpos/site_xpos, ...).
+// World position and rotation matrix of a frame (geom_xpos/site_xpos, ...);
+// mat may be null when only the position is needed (framepos, the object of
+// framelinvel/frameangvel): the rotation is then not computed.
 void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
                             double mat[9]) const {
   const State& x = st[f.slot];
   switch (f.kind) {
     case Frame::kXBody:
       copy3(pos, x.pos);
-      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case Frame::kInertial:
       inertial_pose(st, f.slot, v, pos, mat);
@@ -54,7 +56,7 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
   switch (f.sameframe) {
     case mjSAMEFRAME_BODY:
       copy3(pos, x.pos);
-      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case mjSAMEFRAME_INERTIA:
       inertial_pose(st, f.slot, v, pos, mat);
@@ -62,11 +64,13 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
     case mjSAMEFRAME_BODYROT:
       mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
-      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case mjSAMEFRAME_INERTIAROT: {
-      double ipos[3];
-      inertial_pose(st, f.slot, v, ipos, mat);
+      if (mat) {
+        double ipos[3];
+        inertial_pose(st, f.slot, v, ipos, mat);
+      }
       mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
       return;
@@ -74,6 +78,7 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
     default: {
       mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
+      if (!mat) return;
       double q[4];
       mul_quat(q, x.quat, v.f[f.quat_field] + 4 * f.id);
       quat_mat(mat, q);
@@ -152,7 +157,7 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_FRAMEYAXIS:
     case mjSENS_FRAMEZAXIS: {
       double pos[3], mat[9];
-      frame_pose(st, s.obj, mv, pos, mat);
+      frame_pose(st, s.obj, mv, pos, s.type == mjSENS_FRAMEPOS ? nullptr : mat);
       double vec[3];
       if (s.type == mjSENS_FRAMEPOS) {
         copy3(vec, pos);
@@ -189,8 +194,8 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     }
     case mjSENS_FRAMELINVEL:
     case mjSENS_FRAMEANGVEL: {
-      double pos[3], mat[9], w[3], v[3];
-      frame_motion(st, s.obj, mv, pos, mat, w, v);
+      double pos[3], w[3], v[3];
+      frame_motion(st, s.obj, mv, pos, nullptr, w, v);  // the object's rotation is not read
       if (s.has_ref) {
         double rpos[3], rmat[9], rw[3], rv[3];
         frame_motion(st, s.ref, mv, rpos, rmat, rw, rv);
