@@ -82,12 +82,12 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     const int64_t a = row_a * out.sensordata.row_stride, b = row_b * out.sensordata.row_stride;
     if (out.sensordata.type == OutType::kFloat64) {
       double* d = static_cast<double*>(out.sensordata.data);
-      write_fixed_pair(sc.states2.data(), d + a, d + b);
+      write_fixed_pair(sc.states2.data(), sc.sums2.data(), d + a, d + b);
       write_joint_copies(in, row_a, d + a);
       write_joint_copies(in, row_b, d + b);
     } else {
       float* d = static_cast<float*>(out.sensordata.data);
-      write_fixed_pair(sc.states2.data(), d + a, d + b);
+      write_fixed_pair(sc.states2.data(), sc.sums2.data(), d + a, d + b);
       write_joint_copies(in, row_a, d + a);
       write_joint_copies(in, row_b, d + b);
     }

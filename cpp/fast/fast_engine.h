@@ -224,6 +224,9 @@ class FastEngine final : public RowEngine {
     int root = 0;            // slot of the subtree root
     std::vector<int> slots;  // slots of the subtree, descending body id
   };
+  struct SubtreeFixed {
+    int col, subtree, type;  // sensordata column, index into subtrees_, sensor type
+  };
   // Per slot of a subtree pass (subtree.cc): the body's inertial frame
   // position, velocity there, own and subtree mass, subtree CoM, linear
   // momentum (then subtree velocity) and angular momentum.
@@ -268,6 +271,8 @@ class FastEngine final : public RowEngine {
   void subtree_momenta(Node* nodes, const Subtree& tree, bool angular) const;
   void subtree_sensor(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
                       double vals[3]) const;
+  template <class T>
+  void subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* sums, T vals[3]) const;
   // Tendon and actuator sensors (joint_space.cc).
   void plan_joint_space(const mjModel* m, Sensor& s);
   void joint_moment(const Sensor& s, const double* qpos, double moment[6], double* length) const;
@@ -282,11 +287,11 @@ class FastEngine final : public RowEngine {
   void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
             const Outputs& out, bool fixed) const;
   template <class T>
-  void write_fixed(const State* st, T* dst) const;
+  void write_fixed(const State* st, double* sums, T* dst) const;
   template <class T>
   void write_joint_copies(const Inputs& in, int64_t row, T* dst) const;
   template <class T>
-  void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
+  void write_fixed_pair(const StateT<fast::V2>* st, fast::V2* sums, T* a, T* b) const;
 
   mjModel* model_ = nullptr;
   Selection sel_;
@@ -318,6 +323,10 @@ class FastEngine final : public RowEngine {
   };
   std::vector<JointCopy> joint_pos_, joint_vel_;
   std::vector<Subtree> subtrees_;
+  // subtreecom/subtreelinvel on the template's masses and inertial frames,
+  // fully selected, without cutoff: computed with the fixed writes, in the
+  // two lanes of a pair (subtree_fixed, subtree.cc).
+  std::vector<SubtreeFixed> subtree_fixed_;
   std::vector<int> body_slots_;  // slot of each selected body
   int rel_slot_ = -1;
   std::vector<Frame> sites_;
@@ -336,6 +345,8 @@ class FastEngine final : public RowEngine {
     std::vector<double> anchors;
     std::vector<double> halfangle;  // cos, sin of half of each hinge angle
     std::vector<Node> nodes;  // per slot, for subtree sensors
+    std::vector<double> sums;      // 3 per slot, for subtree_fixed (one row)
+    std::vector<fast::V2> sums2;   // the same for a pair
   };
   std::vector<Scratch> scratch_;
 };

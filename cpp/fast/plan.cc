@@ -272,7 +272,11 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
     clips_.push_back(s);
   }
   const bool no_cutoff = !(m->sensor_cutoff[s.id] > 0) && !declared_[kSensorCutoff];
-  if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
+  const bool template_bodies = !declared_[kBodyMass] && !declared_[kBodyIpos];
+  if (whole && no_cutoff && template_bodies &&
+      (s.type == mjSENS_SUBTREECOM || s.type == mjSENS_SUBTREELINVEL)) {
+    subtree_fixed_.push_back({s.adr, s.subtree, s.type});
+  } else if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
     joint_pos_.push_back({s.adr, s.qadr});
   } else if (whole && no_cutoff && s.type == mjSENS_JOINTVEL) {
     joint_vel_.push_back({s.adr, s.dadr});
@@ -298,6 +302,8 @@ void FastEngine::init_scratch(int num_scratch) {
     sc.anchors.assign(6 * joints_.size() + 8, 0.0);  // + padding against false sharing
     sc.halfangle.assign(2 * joints_.size() + 8, 0.0);
     sc.nodes.assign(bodies_.size() + 2, Node{});  // + padding against false sharing
+    sc.sums.assign(3 * bodies_.size() + 8, 0.0);
+    sc.sums2.assign(3 * bodies_.size() + 4, V2{0, 0});
     sc.states_b = sc.states;
     sc.states2.assign(bodies_.size(), StateT<V2>{});
     StateT<V2>& world2 = sc.states2[0];

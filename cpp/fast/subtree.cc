@@ -103,6 +103,64 @@ void FastEngine::subtree_momenta(Node* nodes, const Subtree& tree, bool angular)
   }
 }
 
+// subtreecom or subtreelinvel of a SubtreeFixed sensor, for one row (T =
+// double) or a pair (T = V2): the operations of subtree_pass on the root's
+// sums, with the template's masses and inertial offsets (so lanes share
+// them, and the subtree masses are the template's body_subtreemass).
+template <class T>
+void FastEngine::subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* sums,
+                               T vals[3]) const {
+  const Subtree& tree = subtrees_[s.subtree];
+  const bool com = s.type == mjSENS_SUBTREECOM;
+  for (int slot : tree.slots) {
+    const Body& b = bodies_[slot];
+    const StateT<T>& x = st[slot];
+    T xipos[3];
+    if (slot == 0 || b.isameframe == mjSAMEFRAME_BODY) {
+      copy3(xipos, x.pos);
+    } else {
+      mat_vec(xipos, x.mat, model_->body_ipos + 3 * b.id);
+      add_to3(xipos, x.pos);
+    }
+    const double mass = model_->body_mass[b.id];
+    T* sum = sums + 3 * slot;
+    if (com) {
+      for (int k = 0; k < 3; ++k) sum[k] = xipos[k] * mass;
+    } else {
+      T vel[3];
+      velocity_at(vel, x.v, x.w, xipos, x.pos);
+      for (int k = 0; k < 3; ++k) sum[k] = vel[k] * mass;
+    }
+  }
+  // children into parents by descending id (tree.slots order), as in
+  // subtree_pass; the root is last
+  for (int slot : tree.slots) {
+    if (slot == tree.root) break;
+    add_to3(sums + 3 * bodies_[slot].parent, sums + 3 * slot);
+  }
+  const double msub = model_->body_subtreemass[bodies_[tree.root].id];
+  const T* root = sums + 3 * tree.root;
+  if (com && msub < mjMINVAL) {
+    // no mass: the root's inertial position (recomputed: cheap and rare)
+    const StateT<T>& x = st[tree.root];
+    const Body& b = bodies_[tree.root];
+    if (tree.root == 0 || b.isameframe == mjSAMEFRAME_BODY) {
+      copy3(vals, x.pos);
+    } else {
+      mat_vec(vals, x.mat, model_->body_ipos + 3 * b.id);
+      add_to3(vals, x.pos);
+    }
+    return;
+  }
+  const double scl = com ? 1.0 / msub : 1 / std::max<double>(mjMINVAL, msub);
+  for (int k = 0; k < 3; ++k) vals[k] = root[k] * scl;
+}
+
+template void FastEngine::subtree_fixed(const State*, const SubtreeFixed&, double*,
+                                        double*) const;
+template void FastEngine::subtree_fixed(const StateT<V2>*, const SubtreeFixed&, V2*,
+                                        V2*) const;
+
 // A subtree sensor's value: the root's CoM, linear velocity or angular
 // momentum.
 void FastEngine::subtree_sensor(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
