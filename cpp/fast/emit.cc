@@ -86,6 +86,15 @@ void FastEngine::write_fixed(const State* st, double* sums, T* dst) const {
     subtree_fixed(st, s, sums, v);
     put3(dst + s.col, v);
   }
+  for (const SiteFixed& s : site_fixed_) {
+    double v[4];
+    site_fixed(st, s, v);
+    if (s.dim == 4) {
+      put4(dst + s.col, v);
+    } else {
+      put3(dst + s.col, v);
+    }
+  }
 }
 
 // jointpos/jointvel copies of one row.
@@ -122,6 +131,15 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, V2* sums, T* a, T* b) co
     V2 v[3];
     subtree_fixed(st, s, sums, v);
     put_lanes3(a + s.col, b + s.col, v);
+  }
+  for (const SiteFixed& s : site_fixed_) {
+    V2 v[4];
+    site_fixed(st, s, v);
+    if (s.dim == 4) {
+      put_lanes4(a + s.col, b + s.col, v);
+    } else {
+      put_lanes3(a + s.col, b + s.col, v);
+    }
   }
 }
 

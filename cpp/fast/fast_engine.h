@@ -227,6 +227,14 @@ class FastEngine final : public RowEngine {
   struct SubtreeFixed {
     int col, subtree, type;  // sensordata column, index into subtrees_, sensor type
   };
+  // World-frame site sensors (framepos/quat/linvel/angvel, gyro,
+  // velocimeter) on the template's site offset, sameframe NONE, BODY or
+  // BODYROT (no inertial frame), fully selected, without cutoff: computed
+  // with the fixed writes, in the two lanes of a pair (site_fixed).
+  struct SiteFixed {
+    int col, slot, type, dim, sameframe;
+    double pos[3], quat[4];  // template site_pos, site_quat
+  };
   // Per slot of a subtree pass (subtree.cc): the body's inertial frame
   // position, velocity there, own and subtree mass, subtree CoM, linear
   // momentum (then subtree velocity) and angular momentum.
@@ -273,6 +281,9 @@ class FastEngine final : public RowEngine {
                       double vals[3]) const;
   template <class T>
   void subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* sums, T vals[3]) const;
+  template <class T>
+  void site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) const;
+  bool plan_site_fixed(const mjModel* m, const Sensor& s, bool whole_no_cutoff);
   // Tendon and actuator sensors (joint_space.cc).
   void plan_joint_space(const mjModel* m, Sensor& s);
   void joint_moment(const Sensor& s, const double* qpos, double moment[6], double* length) const;
@@ -327,6 +338,7 @@ class FastEngine final : public RowEngine {
   // fully selected, without cutoff: computed with the fixed writes, in the
   // two lanes of a pair (subtree_fixed, subtree.cc).
   std::vector<SubtreeFixed> subtree_fixed_;
+  std::vector<SiteFixed> site_fixed_;
   std::vector<int> body_slots_;  // slot of each selected body
   int rel_slot_ = -1;
   std::vector<Frame> sites_;

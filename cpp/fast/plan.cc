@@ -273,7 +273,9 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
   }
   const bool no_cutoff = !(m->sensor_cutoff[s.id] > 0) && !declared_[kSensorCutoff];
   const bool template_bodies = !declared_[kBodyMass] && !declared_[kBodyIpos];
-  if (whole && no_cutoff && template_bodies &&
+  if (plan_site_fixed(m, s, whole && no_cutoff)) {
+    // filed in site_fixed_
+  } else if (whole && no_cutoff && template_bodies &&
       (s.type == mjSENS_SUBTREECOM || s.type == mjSENS_SUBTREELINVEL)) {
     subtree_fixed_.push_back({s.adr, s.subtree, s.type});
   } else if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
@@ -289,6 +291,31 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
   } else {
     sensors_.push_back(std::move(s));
   }
+}
+
+// Files a world-frame site sensor in site_fixed_ when it qualifies (see
+// SiteFixed); false otherwise.
+bool FastEngine::plan_site_fixed(const mjModel* m, const Sensor& s, bool whole_no_cutoff) {
+  const int type = s.type;
+  const bool kind = type == mjSENS_FRAMEPOS || type == mjSENS_FRAMEQUAT ||
+                    type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL ||
+                    type == mjSENS_GYRO || type == mjSENS_VELOCIMETER;
+  const int sf = s.obj.sameframe;
+  if (!whole_no_cutoff || !kind || s.has_ref || m->sensor_objtype[s.id] != mjOBJ_SITE ||
+      declared_[kSitePos] || declared_[kSiteQuat] ||
+      !(sf == mjSAMEFRAME_NONE || sf == mjSAMEFRAME_BODY || sf == mjSAMEFRAME_BODYROT)) {
+    return false;
+  }
+  SiteFixed f{};
+  f.col = s.adr;
+  f.slot = s.obj.slot;
+  f.type = type;
+  f.dim = s.dim;
+  f.sameframe = sf;
+  copy3(f.pos, m->site_pos + 3 * s.obj.id);
+  copy4(f.quat, m->site_quat + 4 * s.obj.id);
+  site_fixed_.push_back(f);
+  return true;
 }
 
 // Per participant: the world's state in slot 0, everything else zero.

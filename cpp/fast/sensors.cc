@@ -135,6 +135,56 @@ void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v,
   }
 }
 
+// A SiteFixed sensor for one row (T = double) or a pair (T = V2): the
+// operations frame_pose/frame_quat/frame_motion and compute_sensor apply to
+// a site with these sameframe values, on the template's offset.
+template <class T>
+void FastEngine::site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) const {
+  const StateT<T>& x = st[s.slot];
+  const bool body_rot = s.sameframe != mjSAMEFRAME_NONE;  // BODY or BODYROT
+  if (s.type == mjSENS_FRAMEANGVEL) {
+    copy3(vals, x.w);
+    return;
+  }
+  if (s.type == mjSENS_FRAMEQUAT) {
+    if (kQuatFollowsSameframe && body_rot) {
+      copy4(vals, x.quat);
+    } else {
+      mul_quat(vals, x.quat, s.quat);
+    }
+    return;
+  }
+  T pos[3];
+  if (s.sameframe == mjSAMEFRAME_BODY) {
+    copy3(pos, x.pos);
+  } else {
+    mat_vec(pos, x.mat, s.pos);
+    add_to3(pos, x.pos);
+  }
+  if (s.type == mjSENS_FRAMEPOS) {
+    copy3(vals, pos);
+    return;
+  }
+  T v[3];
+  velocity_at(v, x.v, x.w, pos, x.pos);
+  if (s.type == mjSENS_FRAMELINVEL) {
+    copy3(vals, v);
+    return;
+  }
+  T mat[9];
+  if (body_rot) {
+    for (int k = 0; k < 9; ++k) mat[k] = x.mat[k];
+  } else {
+    T q[4];
+    mul_quat(q, x.quat, s.quat);
+    quat_mat(mat, q);
+  }
+  mat_t_vec(vals, mat, s.type == mjSENS_GYRO ? x.w : v);
+}
+
+template void FastEngine::site_fixed(const State*, const SiteFixed&, double*) const;
+template void FastEngine::site_fixed(const StateT<V2>*, const SiteFixed&, V2*) const;
+
 // World pose of a frame and its 6-D velocity at its origin, world
 // orientation (what mj_objectVelocity returns with flg_local=0).
 void FastEngine::frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
