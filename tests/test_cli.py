@@ -77,8 +77,8 @@ def test_plan_all_posvel_lists_refused_sensors(robot_xml: Path):
     res = run("plan", str(robot_xml), "--all-posvel")
     assert res.returncode == 0, res.stderr
     out = res.stdout
-    # The tendon sensor sends the plan to the exact engine; the reason says so.
-    assert out.startswith("engine: exact (auto: sensor 't_len' (tendonpos)")
+    # The fixed tendon's sensor is covered by the fast engine.
+    assert out.startswith("engine: fast (auto: the fused kernels cover every selected output)")
     assert "  tendon: sensor 't_len' (tendonpos)" in out
     assert "refused (1 position/velocity-stage sensors not selected):" in out
     assert "  sensor 'limit' (user)\n" in out

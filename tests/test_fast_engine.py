@@ -117,10 +117,20 @@ def test_zoo_covers_every_sensor_kind_and_cutoff():
     covered = {S.mjSENS_FRAMEPOS, S.mjSENS_FRAMEQUAT, S.mjSENS_FRAMEXAXIS, S.mjSENS_FRAMEYAXIS,
                S.mjSENS_FRAMEZAXIS, S.mjSENS_FRAMELINVEL, S.mjSENS_FRAMEANGVEL,
                S.mjSENS_VELOCIMETER, S.mjSENS_GYRO, S.mjSENS_JOINTPOS, S.mjSENS_JOINTVEL,
-               S.mjSENS_BALLQUAT, S.mjSENS_BALLANGVEL, S.mjSENS_SUBTREECOM, S.mjSENS_CLOCK}
+               S.mjSENS_BALLQUAT, S.mjSENS_BALLANGVEL, S.mjSENS_SUBTREECOM, S.mjSENS_CLOCK,
+               S.mjSENS_SUBTREELINVEL, S.mjSENS_SUBTREEANGMOM, S.mjSENS_MAGNETOMETER,
+               S.mjSENS_TENDONPOS, S.mjSENS_TENDONVEL, S.mjSENS_ACTUATORPOS,
+               S.mjSENS_ACTUATORVEL}
     assert {int(t) for t in covered} <= types
+    cameras = m.sensor_objtype == OBJ.mjOBJ_CAMERA
+    assert cameras.any() and (m.sensor_reftype == OBJ.mjOBJ_CAMERA).any()
+    actuated = {int(m.actuator_trntype[m.sensor_objid[i]]) for i in range(m.nsensor)
+                if m.sensor_type[i] == S.mjSENS_ACTUATORPOS}
+    trn = mujoco.mjtTrn
+    assert actuated == {int(trn.mjTRN_JOINT), int(trn.mjTRN_JOINTINPARENT), int(trn.mjTRN_TENDON)}
     *_, state, ref, _, out = _case_data("zoo")
-    for name in ("cut_linvel", "cut_pos", "cut_jvel", "cut_gyro", "cut_com", "cut_clock"):
+    for name in ("cut_linvel", "cut_pos", "cut_jvel", "cut_gyro", "cut_com", "cut_clock",
+                 "cut_angmom", "cut_tvel"):
         i = mujoco.mj_name2id(m, OBJ.mjOBJ_SENSOR, name)
         cols = slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
         cut = m.sensor_cutoff[i]
@@ -310,18 +320,37 @@ def test_auto_picks_fast_for_embedded_models():
         r.close()
 
 
+def test_auto_picks_fast_for_embedded_models_full_pos_vel_selection():
+    """Every position/velocity-stage sensor of the embedded models (what
+    `mjrefresh plan MODEL --all-posvel` and `--columns posvel` select),
+    subtree velocities and momenta included, runs on the fast engine."""
+    models = pytest.importorskip("mjrefresh.models")
+    from mjrefresh.cli import posvel_sensors
+
+    for build in (models.quadruped, models.humanoid):
+        m = build()
+        sensors, refused = posvel_sensors(m)
+        assert sensors and not refused
+        r = mjrefresh.Refresher(m, bodies=list(range(1, m.nbody)), sensors=sensors,
+                                num_threads=1)
+        assert r.plan.engine == "fast", r.plan.engine_reason
+        r.close()
+
+
 def test_auto_routes_uncovered_sensors_to_exact():
     m = mujoco.MjModel.from_xml_string(TENDON_XML)
     r = mjrefresh.Refresher(m, bodies=["b"], sensors=["p", "tlen"], num_threads=1)
     assert r.plan.engine == "exact"
     assert "'tlen'" in r.plan.engine_reason and "tendonpos" in r.plan.engine_reason
     r.close()
-    r = mjrefresh.Refresher(m, sensors=["camrel"], num_threads=1)
+    r = mjrefresh.Refresher(m, sensors=["trackrel"], num_threads=1)
     assert r.plan.engine == "exact" and "camera" in r.plan.engine_reason
+    assert "not 'fixed'" in r.plan.engine_reason
     r.close()
-    r = mjrefresh.Refresher(m, bodies=["b"], sensors=["p"], num_threads=1)
-    assert r.plan.engine == "fast"
-    r.close()
+    for covered in (["p"], ["camrel"], ["flen", "p"]):
+        r = mjrefresh.Refresher(m, bodies=["b"], sensors=covered, num_threads=1)
+        assert r.plan.engine == "fast", covered
+        r.close()
 
 
 def test_fast_rejects_uncovered_sensor_by_name():
@@ -329,7 +358,7 @@ def test_fast_rejects_uncovered_sensor_by_name():
     with pytest.raises(PlanError, match=r"engine='fast'.*'tlen' \(tendonpos\)"):
         mjrefresh.Refresher(m, sensors=["p", "tlen"], engine="fast")
     with pytest.raises(PlanError, match="camera"):
-        mjrefresh.Refresher(m, sensors=["camrel"], engine="fast")
+        mjrefresh.Refresher(m, sensors=["trackrel"], engine="fast")
 
 
 def test_python_and_native_coverage_rules_agree():
@@ -359,7 +388,7 @@ def test_python_and_native_coverage_rules_agree():
                 _native.core.Refresher(*args)
             with pytest.raises(PlanError):
                 mjrefresh.Refresher(m, sensors=[i], num_threads=1, engine="fast")
-    assert covered == 15
+    assert covered == 26
 
 
 def test_exact_when_requested_and_when_sensors_are_disabled():

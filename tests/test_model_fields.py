@@ -225,22 +225,35 @@ def test_fast_matches_exact_on_quadruped_with_every_field():
         np.testing.assert_array_equal(getattr(out_t, name), a)
 
 
-def test_body_inertia_changes_no_fast_output():
-    """body_inertia is accepted by the fast engine and read by none of its
-    outputs (only momentum and dynamics read it)."""
-    m = quadruped()
+def test_body_inertia_feeds_only_subtree_angular_momentum(rich_model):
+    """body_inertia per row changes the fast engine's subtreeangmom (as
+    mj_forward on the row's model gives it) and no other output."""
+    m = rich_model
     n = 64
-    states = _go1_states(m, n, seed=9)
+    states = random_states(m, n, seed=9)
     fields = random_fields(m, ["body_inertia"], n, seed=10)
-    sel = dict(bodies=list(range(1, m.nbody)), relative_to="base", sites=list(range(m.nsite)),
-               sensors=_fast_sensors(m), engine="fast")
+    sensors = _fast_sensors(m)
+    angmom = [i for i in sensors if m.sensor_type[i] == mujoco.mjtSensor.mjSENS_SUBTREEANGMOM]
+    assert angmom
+    sel = dict(bodies=BODIES, relative_to="base", sites=SITES, sensors=sensors, engine="fast")
     r = mjrefresh.Refresher(m, **sel, model_fields=("body_inertia",))
     plain = mjrefresh.Refresher(m, **sel)
     out_f, out_p = r.outputs(n), plain.outputs(n)
-    r.refresh(np.arange(n), **states, out=out_f, model_fields=fields)
-    plain.refresh(np.arange(n), **states, out=out_p)
+    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
+    r.refresh(np.arange(n), states["qpos"], states["qvel"], out_f, model_fields=fields, **kw)
+    plain.refresh(np.arange(n), states["qpos"], states["qvel"], out_p, **kw)
+    cols = stage_columns(m, angmom, mujoco.mjtStage.mjSTAGE_VEL)
+    other = np.setdiff1d(stage_columns(m, sensors, mujoco.mjtStage.mjSTAGE_POS).tolist()
+                         + stage_columns(m, sensors, mujoco.mjtStage.mjSTAGE_VEL).tolist(), cols)
+    np.testing.assert_array_equal(out_f.sensordata[:, other], out_p.sensordata[:, other])
     for name, a in out_p.arrays().items():
-        np.testing.assert_array_equal(getattr(out_f, name), a)
+        if name != "sensordata":
+            np.testing.assert_array_equal(getattr(out_f, name), a)
+    assert np.any(out_f.sensordata[:, cols] != out_p.sensordata[:, cols])
+    for row in range(n):
+        _, d, _ = forward_with_model_fields(m, states, fields, row)
+        np.testing.assert_allclose(out_f.sensordata[row, cols], d.sensordata[cols], rtol=0,
+                                   atol=TOL["fast"][1])
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,9 +6,29 @@
 namespace mjrefresh {
 namespace {
 
-bool frame_type_ok(int objtype) {
+// Lower-case mjtObj name ("camera"), as Python's mjtObj(t).name would give.
+std::string object_type_name(int type) {
+  const char* name = mju_type2Str(type);
+  return name ? name : "unknown";
+}
+
+constexpr const char* kFrames = "xbody, body, geom, site and fixed-camera frames";
+
+// Frames the engine computes: bodies, geoms, sites and cameras that move
+// rigidly with their body (mjCAMLIGHT_FIXED; the other modes track targets
+// or subtree CoMs in mj_camlight).
+bool frame_type_ok(const mjModel* m, int objtype, int objid) {
+  if (objtype == mjOBJ_CAMERA) return m->cam_mode[objid] == mjCAMLIGHT_FIXED;
   return objtype == mjOBJ_XBODY || objtype == mjOBJ_BODY || objtype == mjOBJ_GEOM ||
          objtype == mjOBJ_SITE;
+}
+
+// Why a frame is not covered: its type, or the mode of a camera.
+std::string frame_problem(const mjModel* m, int objtype, int objid) {
+  if (objtype == mjOBJ_CAMERA) {
+    return "camera in mode " + std::to_string(m->cam_mode[objid]) + " (not 'fixed')";
+  }
+  return object_type_name(objtype);
 }
 
 // Lower-case name of an mjtSensor value without its prefix ("framepos"), as
@@ -53,12 +73,6 @@ std::string sensor_type_name(int type) {
   return name;
 }
 
-// Lower-case mjtObj name ("camera"), as Python's mjtObj(t).name would give.
-std::string object_type_name(int type) {
-  const char* name = mju_type2Str(type);
-  return name ? name : "unknown";
-}
-
 // sensor 'name' (framepos); an unnamed sensor is shown as #id.
 std::string sensor_label(const mjModel* m, int i) {
   // Built by appending: GCC 12 -O3 flags `"#" + std::to_string(i)` with a
@@ -74,6 +88,23 @@ std::string sensor_label(const mjModel* m, int i) {
 }
 
 }  // namespace
+
+bool fixed_tendon(const mjModel* m, int tendon) {
+  return m->tendon_num[tendon] > 0 && m->wrap_type[m->tendon_adr[tendon]] == mjWRAP_JOINT;
+}
+
+std::string transmission_problem(const mjModel* m, int actuator) {
+  const int trn = m->actuator_trntype[actuator];
+  const int id = m->actuator_trnid[2 * actuator];
+  if (trn == mjTRN_JOINT || trn == mjTRN_JOINTINPARENT) return {};
+  if (trn == mjTRN_TENDON) {
+    if (fixed_tendon(m, id)) return {};
+    return "its actuator drives a spatial tendon; the fast engine covers joint, "
+           "jointinparent and fixed-tendon transmissions";
+  }
+  return "its actuator's transmission is not covered by the fast engine (covered: joint, "
+         "jointinparent and fixed tendon)";
+}
 
 std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors) {
   // The kernels know MuJoCo's four joint types; anything else (a corrupted
@@ -98,17 +129,31 @@ std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors) {
       case mjSENS_FRAMEZAXIS:
       case mjSENS_FRAMELINVEL:
       case mjSENS_FRAMEANGVEL:
-        if (!frame_type_ok(m->sensor_objtype[i])) {
+        if (!frame_type_ok(m, m->sensor_objtype[i], m->sensor_objid[i])) {
           return sensor_label(m, i) + ": attached to a " +
-                 object_type_name(m->sensor_objtype[i]) +
-                 "; the fast engine covers xbody, body, geom and site frames";
+                 frame_problem(m, m->sensor_objtype[i], m->sensor_objid[i]) +
+                 "; the fast engine covers " + kFrames;
         }
-        if (m->sensor_refid[i] >= 0 && !frame_type_ok(m->sensor_reftype[i])) {
+        if (m->sensor_refid[i] >= 0 &&
+            !frame_type_ok(m, m->sensor_reftype[i], m->sensor_refid[i])) {
           return sensor_label(m, i) + ": reference frame is a " +
-                 object_type_name(m->sensor_reftype[i]) +
-                 "; the fast engine covers xbody, body, geom and site frames";
+                 frame_problem(m, m->sensor_reftype[i], m->sensor_refid[i]) +
+                 "; the fast engine covers " + kFrames;
         }
         break;
+      case mjSENS_TENDONPOS:
+      case mjSENS_TENDONVEL:
+        if (!fixed_tendon(m, m->sensor_objid[i])) {
+          return sensor_label(m, i) +
+                 ": spatial tendon; the fast engine covers fixed (joint) tendons";
+        }
+        break;
+      case mjSENS_ACTUATORPOS:
+      case mjSENS_ACTUATORVEL: {
+        const std::string why = transmission_problem(m, m->sensor_objid[i]);
+        if (!why.empty()) return sensor_label(m, i) + ": " + why;
+        break;
+      }
       case mjSENS_VELOCIMETER:
       case mjSENS_GYRO:
       case mjSENS_JOINTPOS:
@@ -116,6 +161,9 @@ std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors) {
       case mjSENS_BALLQUAT:
       case mjSENS_BALLANGVEL:
       case mjSENS_SUBTREECOM:
+      case mjSENS_SUBTREELINVEL:
+      case mjSENS_SUBTREEANGMOM:
+      case mjSENS_MAGNETOMETER:
       case mjSENS_CLOCK:
         break;
       default:

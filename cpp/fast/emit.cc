@@ -67,7 +67,7 @@ inline void put_lanes4(T* oa, T* ob, const V2 v[4]) {
 // The specialised sensor lists: plain copies and relative poses of xbodies
 // (all of a tracking workload), with fixed-size writes.
 template <class T>
-void FastEngine::write_fixed(const State* st, T* dst) const {
+void FastEngine::write_fixed(const State* st, double* sums, T* dst) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
   for (const Copy& c : gather3_) put3(dst + c.col, sd + c.src);
   for (const Copy& c : gather4_) put4(dst + c.col, sd + c.src);
@@ -81,12 +81,39 @@ void FastEngine::write_fixed(const State* st, T* dst) const {
     quat_in_frame(q, st[r.obj].quat, st[r.ref].quat);
     put4(dst + r.col, q);
   }
+  for (const SubtreeFixed& s : subtree_fixed_) {
+    double v[3];
+    subtree_fixed(st, s, sums, v);
+    put3(dst + s.col, v);
+  }
+  for (const SiteFixed& s : site_fixed_) {
+    double v[4];
+    site_fixed(st, s, v);
+    if (s.dim == 4) {
+      put4(dst + s.col, v);
+    } else {
+      put3(dst + s.col, v);
+    }
+  }
 }
+
+// jointpos/jointvel copies of one row.
+template <class T>
+void FastEngine::write_joint_copies(const Inputs& in, int64_t row, T* dst) const {
+  if (joint_pos_.empty() && joint_vel_.empty()) return;  // e.g. tracking selections
+  const double* qpos = in.qpos.row(row);
+  const double* qvel = in.qvel.row(row);
+  for (const JointCopy& c : joint_pos_) dst[c.col] = static_cast<T>(qpos[c.adr]);
+  for (const JointCopy& c : joint_vel_) dst[c.col] = static_cast<T>(qvel[c.adr]);
+}
+
+template void FastEngine::write_joint_copies(const Inputs&, int64_t, double*) const;
+template void FastEngine::write_joint_copies(const Inputs&, int64_t, float*) const;
 
 // The same for a pair of rows, straight from the two-lane states (no split):
 // lane 0 goes to row a, lane 1 to row b.
 template <class T>
-void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
+void FastEngine::write_fixed_pair(const StateT<V2>* st, V2* sums, T* a, T* b) const {
   const V2* sd = reinterpret_cast<const V2*>(st);  // States as V2, same offsets
   for (const Copy& c : gather3_) put_lanes3(a + c.col, b + c.col, sd + c.src);
   for (const Copy& c : gather4_) put_lanes4(a + c.col, b + c.col, sd + c.src);
@@ -100,16 +127,33 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
     quat_in_frame(q, st[r.obj].quat, st[r.ref].quat);
     put_lanes4(a + r.col, b + r.col, q);
   }
+  for (const SubtreeFixed& s : subtree_fixed_) {
+    V2 v[3];
+    subtree_fixed(st, s, sums, v);
+    put_lanes3(a + s.col, b + s.col, v);
+  }
+  for (const SiteFixed& s : site_fixed_) {
+    V2 v[4];
+    site_fixed(st, s, v);
+    if (s.dim == 4) {
+      put_lanes4(a + s.col, b + s.col, v);
+    } else {
+      put_lanes3(a + s.col, b + s.col, v);
+    }
+  }
 }
 
-template void FastEngine::write_fixed_pair(const StateT<V2>*, double*, double*) const;
-template void FastEngine::write_fixed_pair(const StateT<V2>*, float*, float*) const;
+template void FastEngine::write_fixed_pair(const StateT<V2>*, V2*, double*, double*) const;
+template void FastEngine::write_fixed_pair(const StateT<V2>*, V2*, float*, float*) const;
 
 template <class T>
 void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
                                const Vals& v, T* dst, bool fixed) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
-  if (fixed) write_fixed(st, dst);
+  if (fixed) {
+    write_fixed(st, sc.sums.data(), dst);
+    write_joint_copies(in, row, dst);
+  }
   const double* cutoffs = v.f[kSensorCutoff];
   // Gathered sensors that this row's cutoff clips: written again, clipped
   // (recomputed from the States, so float32 outputs round the clipped value).
@@ -140,8 +184,8 @@ void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, i
         break;
       }
       case Sensor::kGeneric:
-        if (s.type == mjSENS_SUBTREECOM) {
-          subtree_com(sc, st, s, v, vals);
+        if (s.subtree >= 0) {
+          subtree_sensor(sc, st, s, v, vals);
         } else {
           compute_sensor(st, s, in, row, v, vals);
         }

@@ -1,6 +1,7 @@
 #include "fast/fast_engine.h"
 
 #include <cstddef>
+#include <cstring>
 
 #include "fast/fast_kernels.h"
 #include "fast/kinematics.h"
@@ -81,9 +82,17 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     void* a = out.sensordata.row_base(row_a);
     void* b = out.sensordata.row_base(row_b);
     if (out.sensordata.type == OutType::kFloat64) {
-      write_fixed_pair(sc.states2.data(), static_cast<double*>(a), static_cast<double*>(b));
+      double* da = static_cast<double*>(a);
+      double* db = static_cast<double*>(b);
+      write_fixed_pair(sc.states2.data(), sc.sums2.data(), da, db);
+      write_joint_copies(in, row_a, da);
+      write_joint_copies(in, row_b, db);
     } else {
-      write_fixed_pair(sc.states2.data(), static_cast<float*>(a), static_cast<float*>(b));
+      float* fa = static_cast<float*>(a);
+      float* fb = static_cast<float*>(b);
+      write_fixed_pair(sc.states2.data(), sc.sums2.data(), fa, fb);
+      write_joint_copies(in, row_a, fa);
+      write_joint_copies(in, row_b, fb);
     }
   }
   // Everything else reads one row's scalar States: split the lanes, unless
@@ -101,7 +110,15 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     const V2* v = reinterpret_cast<const V2*>(&sc.states2[s]);
     double* a = reinterpret_cast<double*>(&sc.states[s]);
     double* b = reinterpret_cast<double*>(&sc.states_b[s]);
-    for (int k = 0; k < kFields; ++k) {
+    // two values per step: one transposing shuffle pair, 16-byte stores
+    int k = 0;
+    for (; k + 1 < kFields; k += 2) {
+      const V2 lo = __builtin_shufflevector(v[k], v[k + 1], 0, 2);
+      const V2 hi = __builtin_shufflevector(v[k], v[k + 1], 1, 3);
+      std::memcpy(a + k, &lo, sizeof(V2));
+      std::memcpy(b + k, &hi, sizeof(V2));
+    }
+    if (k < kFields) {
       a[k] = v[k][0];
       b[k] = v[k][1];
     }

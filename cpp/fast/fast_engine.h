@@ -6,15 +6,23 @@
 // Contract
 // - Coverage: the constructor accepts body_*/body_*_rel/site_* outputs and
 //   the sensors framepos, framequat, frame[xyz]axis, framelinvel,
-//   frameangvel (object and reference of type xbody, body, geom or site),
-//   velocimeter, gyro, jointpos, jointvel, ballquat, ballangvel, subtreecom
-//   and clock, on a model without mjDSBL_SENSOR. Anything else throws
-//   std::invalid_argument naming the sensor (fast_uncovered, coverage.cc);
-//   the Python planner calls the same function (_core.fast_uncovered) and
-//   routes such selections to the exact engine.
+//   frameangvel (object and reference of type xbody, body, geom, site or a
+//   camera in mode fixed: mj_camlight's local2Global of cam_pos/cam_quat),
+//   velocimeter, gyro, magnetometer, jointpos, jointvel, ballquat,
+//   ballangvel, subtreecom, subtreelinvel, subtreeangmom, clock,
+//   tendonpos/tendonvel of fixed tendons and actuatorpos/actuatorvel of
+//   joint, jointinparent and fixed-tendon transmissions, on a model without
+//   mjDSBL_SENSOR. Anything else (spatial tendons, site/slider-crank/body
+//   transmissions, rangefinder, camprojection, tracking cameras, ...)
+//   throws std::invalid_argument naming the sensor (fast_uncovered,
+//   coverage.cc); the Python planner calls the same function
+//   (_core.fast_uncovered) and routes such selections to the exact engine.
 // - Files: plan.cc (visit planning, constructor), kinematics.h (pose and
 //   velocity pass, header-only so it inlines into fast_engine.cc's
-//   refresh_row/refresh_pair), sensors.cc (sensor maths), emit.cc (output
+//   refresh_row/refresh_pair), sensors.cc (frame sensor maths), subtree.cc
+//   (subtree CoM, velocity and momentum: every body of the subtree is
+//   visited, with velocities for the momenta), joint_space.cc (tendon and
+//   actuator sensors: qpos/qvel only, no body visited), emit.cc (output
 //   writing), coverage.cc (what the engine computes).
 // - Values: what mj_forward would put in the same fields, to rounding:
 //   poses use MuJoCo's own expressions in MuJoCo's order (see
@@ -22,7 +30,11 @@
 //   inlined kernel within ~2 ulp of libm's; velocities are the same sums of
 //   cdof*qvel but taken at the body origin instead of the subtree CoM.
 //   Observed differences from mj_forward are a few 1e-15 (tests bound them
-//   by 1e-12 for poses and 1e-10 for velocities). MuJoCo's sensor cutoff
+//   by 1e-12 for poses and 1e-10 for velocities and momenta). Subtree,
+//   tendon and actuator sums follow MuJoCo's order of summation (tendon
+//   and actuator velocities are the moment row times qvel in increasing
+//   dof order; ball/free joint transmissions call mju_quat2Vel and
+//   friends). MuJoCo's sensor cutoff
 //   is applied per datatype. Frame quaternions of geoms, sites and
 //   inertial frames follow the get_xquat of the MuJoCo built against (4.0
 //   follows sameframe, 3.11 does not). Quaternions in qpos/mocap_quat are
@@ -45,10 +57,10 @@
 //   for bit (the full formulas give the shortcuts' bits for finite input);
 //   with a per-row sensor_cutoff, sensors written by the gathered copies
 //   are written again, clipped, in rows whose cutoff for them is > 0.
-//   body_inertia is accepted and ignored: no covered output reads it
-//   (inertia enters only cinert, i.e. momentum and dynamics); body_mass
-//   feeds subtreecom, which sums the row's masses itself (so
-//   body_subtreemass follows body_mass as in the exact engine).
+//   body_inertia feeds subtreeangmom only; body_mass feeds the subtree
+//   sensors, which sum the row's masses themselves in mj_setConst's order
+//   (so body_subtreemass follows body_mass as in the exact engine, and
+//   equals the template's bit for bit on template values).
 // - Cost of fields (quadruped tracking refresh, N=4096, 1 thread, per row
 //   against no fields): body_pos +4%, jnt_axis +9%, body_quat +13% (a
 //   quaternion product per body where the template has a unit rotation),
@@ -95,6 +107,11 @@ namespace mjrefresh {
 // otherwise why not, naming the first uncovered sensor (the planner shows
 // this text as the engine reason; tests pin parts of it).
 std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors);
+// Whether `tendon` is a fixed (joint) tendon.
+bool fixed_tendon(const mjModel* m, int tendon);
+// Empty if the engine computes the length and velocity of `actuator`'s
+// transmission (joint, jointinparent, fixed tendon); otherwise why not.
+std::string transmission_problem(const mjModel* m, int actuator);
 
 class FastEngine final : public RowEngine {
  public:
@@ -138,9 +155,17 @@ class FastEngine final : public RowEngine {
 
   // Where a row's model values live: per ModelField, the template's array
   // (in model_) or the row's block of the caller's field array. Arrays are
-  // indexed like the mjModel field (body id, joint id, ...).
+  // indexed like the mjModel field (body id, joint id, ...). Two more
+  // entries after the ModelFields hold values that are never per row
+  // (cam_pos, cam_quat: camera frames are kLocal frames reading them).
+  static constexpr int kCamPos = kNumModelFields, kCamQuat = kNumModelFields + 1;
   struct Vals {
-    const double* f[kNumModelFields];
+    const double* f[kNumModelFields + 2];
+  };
+  // One term of a joint-space sum: coef * qpos[adr] or coef * qvel[adr].
+  struct Term {
+    int adr;
+    double coef;
   };
   // The values the pose pass reads (body_pos/quat, jnt_pos/axis), from the
   // rows' field blocks: one row (A = const double*) or two rows in lanes (A =
@@ -196,12 +221,37 @@ class FastEngine final : public RowEngine {
     Frame obj, ref;
     bool has_ref = false;
     int qadr = 0, dadr = 0;  // joint sensors
-    int subtree = -1;        // subtreecom: index into subtrees_
+    int subtree = -1;        // subtreecom/linvel/angmom: index into subtrees_
+    // tendonpos/vel, actuatorpos/vel (joint_space.cc): length = scale *
+    // sum(pos_terms), velocity = sum(vel_terms); ball/free joint
+    // transmissions use gear (and qadr/dadr) instead.
+    enum Trn { kLinear, kBall, kFree };
+    Trn trn = kLinear;
+    bool inparent = false;  // mjTRN_JOINTINPARENT
+    double scale = 1, gear[6] = {};
+    std::vector<Term> pos_terms, vel_terms;
     std::vector<std::pair<int, int>> segments;  // (offset, count) of selected columns
   };
   struct Subtree {
     int root = 0;            // slot of the subtree root
     std::vector<int> slots;  // slots of the subtree, descending body id
+  };
+  struct SubtreeFixed {
+    int col, subtree, type;  // sensordata column, index into subtrees_, sensor type
+  };
+  // World-frame site sensors (framepos/quat/linvel/angvel, gyro,
+  // velocimeter) on the template's site offset, sameframe NONE, BODY or
+  // BODYROT (no inertial frame), fully selected, without cutoff: computed
+  // with the fixed writes, in the two lanes of a pair (site_fixed).
+  struct SiteFixed {
+    int col, slot, type, dim, sameframe;
+    double pos[3], quat[4];  // template site_pos, site_quat
+  };
+  // Per slot of a subtree pass (subtree.cc): the body's inertial frame
+  // position, velocity there, own and subtree mass, subtree CoM, linear
+  // momentum (then subtree velocity) and angular momentum.
+  struct Node {
+    double xipos[3], vel[3], mass, subtree_mass, com[3], lin[3], ang[3];
   };
 
   // Planning (plan.cc), in constructor order.
@@ -235,8 +285,21 @@ class FastEngine final : public RowEngine {
   void frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const;
   void frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
                     double mat[9], double w[3], double v[3]) const;
-  void subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
-                   double vals[3]) const;
+  // Subtree sensors (subtree.cc).
+  void subtree_pass(Scratch& sc, const State* st, const Subtree& tree, const Vals& v,
+                    int type) const;
+  void subtree_momenta(Node* nodes, const Subtree& tree, bool angular) const;
+  void subtree_sensor(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
+                      double vals[3]) const;
+  template <class T>
+  void subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* sums, T vals[3]) const;
+  template <class T>
+  void site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) const;
+  bool plan_site_fixed(const mjModel* m, const Sensor& s, bool whole_no_cutoff);
+  // Tendon and actuator sensors (joint_space.cc).
+  void plan_joint_space(const mjModel* m, Sensor& s);
+  void joint_moment(const Sensor& s, const double* qpos, double moment[6], double* length) const;
+  double joint_space(const Sensor& s, const double* qpos, const double* qvel) const;
   void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
                       const Vals& v, double* vals) const;
   template <class T>
@@ -247,9 +310,11 @@ class FastEngine final : public RowEngine {
   void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
             const Outputs& out, bool fixed) const;
   template <class T>
-  void write_fixed(const State* st, T* dst) const;
+  void write_fixed(const State* st, double* sums, T* dst) const;
   template <class T>
-  void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
+  void write_joint_copies(const Inputs& in, int64_t row, T* dst) const;
+  template <class T>
+  void write_fixed_pair(const StateT<fast::V2>* st, fast::V2* sums, T* a, T* b) const;
 
   mjModel* model_ = nullptr;
   Selection sel_;
@@ -274,7 +339,18 @@ class FastEngine final : public RowEngine {
     int col, obj, ref;  // sensordata column, slots of object and reference
   };
   std::vector<Rel> pos_rel_, quat_rel_;
+  // jointpos/jointvel without cutoff: a plain copy of one qpos/qvel value,
+  // in column order (a generic sensor each costs a few times more).
+  struct JointCopy {
+    int col, adr;
+  };
+  std::vector<JointCopy> joint_pos_, joint_vel_;
   std::vector<Subtree> subtrees_;
+  // subtreecom/subtreelinvel on the template's masses and inertial frames,
+  // fully selected, without cutoff: computed with the fixed writes, in the
+  // two lanes of a pair (subtree_fixed, subtree.cc).
+  std::vector<SubtreeFixed> subtree_fixed_;
+  std::vector<SiteFixed> site_fixed_;
   std::vector<int> body_slots_;  // slot of each selected body
   int rel_slot_ = -1;
   std::vector<Frame> sites_;
@@ -284,8 +360,7 @@ class FastEngine final : public RowEngine {
   // like latency on the pose chain of every body.
   std::vector<int> hinges_;
   // Per participant: nslot States, 6 doubles per joint (xanchor, xaxis),
-  // 2 per joint (hinge cos/sin),
-  // 4 doubles per slot for subtree sums.
+  // 2 per joint (hinge cos/sin), a Node per slot for subtree sums.
   struct Scratch {
     std::vector<State> states;    // row (a)
     std::vector<State> states_b;  // row b of a pair
@@ -293,7 +368,9 @@ class FastEngine final : public RowEngine {
     std::vector<fast::V2> anchors2, halfangle2;
     std::vector<double> anchors;
     std::vector<double> halfangle;  // cos, sin of half of each hinge angle
-    std::vector<double> subtree;
+    std::vector<Node> nodes;  // per slot, for subtree sensors
+    std::vector<double> sums;      // 3 per slot, for subtree_fixed (one row)
+    std::vector<fast::V2> sums2;   // the same for a pair
   };
   std::vector<Scratch> scratch_;
 };

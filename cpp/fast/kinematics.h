@@ -7,6 +7,8 @@
 //   and for two rows in SSE2 lanes (V2), with the template's or per-row model
 //   values, and must be inlined into refresh_row/refresh_pair (one TU,
 //   fast_engine.cc, the only includer): out of line it is measurably slower.
+//   GCC left the per-row-fields pair instantiation and body_velocity out of
+//   line on its own (+17% per row with fields), hence always_inline.
 // - Reads only the engine's plan (bodies_, joints_, hinges_) and the given
 //   row data; writes only the given scratch arrays. Same operations per lane.
 #pragma once
@@ -65,7 +67,7 @@ struct Row2 {
 // world-frame. Needs the parent's velocity and this body's final pose and
 // joint anchors/axes (so it runs right after the body's pose).
 template <class T, class R>
-inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const {
+[[gnu::always_inline]] inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const {
   using namespace fast;
   const Body& b = bodies_[s];
   StateT<T>& x = st[s];
@@ -127,7 +129,7 @@ inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R 
 // kv reads the model values: TemplateKin, or FieldKin over one row's field
 // blocks (double) or a pair's, lane by lane (V2).
 template <class T, class R, class K>
-inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
+[[gnu::always_inline]] inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
                             R mocap_quat, const K& kv, bool want_vel,
                             bool want_body_vel) const {
   using namespace fast;

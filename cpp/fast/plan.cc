@@ -15,7 +15,26 @@ using namespace fast;
 
 bool is_vel_sensor(int type) {
   return type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL ||
-         type == mjSENS_VELOCIMETER || type == mjSENS_GYRO;
+         type == mjSENS_VELOCIMETER || type == mjSENS_GYRO || type == mjSENS_SUBTREELINVEL ||
+         type == mjSENS_SUBTREEANGMOM;
+}
+
+bool is_subtree_sensor(int type) {
+  return type == mjSENS_SUBTREECOM || type == mjSENS_SUBTREELINVEL ||
+         type == mjSENS_SUBTREEANGMOM;
+}
+
+// Sensors computed from qpos/qvel/time alone: no body is visited for them.
+bool is_joint_space(int type) {
+  return type == mjSENS_JOINTPOS || type == mjSENS_JOINTVEL || type == mjSENS_BALLQUAT ||
+         type == mjSENS_BALLANGVEL || type == mjSENS_CLOCK || type == mjSENS_TENDONPOS ||
+         type == mjSENS_TENDONVEL || type == mjSENS_ACTUATORPOS || type == mjSENS_ACTUATORVEL;
+}
+
+// Whether body b is root or one of its descendants.
+bool in_subtree(const mjModel* m, int b, int root) {
+  while (b > root) b = m->body_parentid[b];
+  return b == root;
 }
 
 // Body id of an object a frame sensor or site reads.
@@ -28,6 +47,8 @@ int body_of(const mjModel* m, int objtype, int objid) {
       return m->geom_bodyid[objid];
     case mjOBJ_SITE:
       return m->site_bodyid[objid];
+    case mjOBJ_CAMERA:
+      return m->cam_bodyid[objid];
     default:
       return 0;
   }
@@ -52,6 +73,8 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   }
   model_ = copy_model_trapped(model, "the fast engine's model copy", "free memory");
   for (int f = 0; f < kNumModelFields; ++f) template_vals_.f[f] = field_data(model_, f);
+  template_vals_.f[kCamPos] = model_->cam_pos;
+  template_vals_.f[kCamQuat] = model_->cam_quat;
   init_scratch(num_scratch);
 }
 
@@ -71,20 +94,19 @@ FastEngine::Marks FastEngine::mark_bodies(const mjModel* m) {
   for (int i : sel_.sensors) {
     const int type = m->sensor_type[i];
     const bool vel = is_vel_sensor(type);
-    if (type == mjSENS_SUBTREECOM) {
-      // subtree_com reads every descendant's inertial position.
+    any_vel_sensor_ = any_vel_sensor_ || vel;
+    if (is_subtree_sensor(type)) {
+      // Subtree sensors read every descendant's inertial frame (and, for
+      // the momenta, its velocity).
       const int root = m->sensor_objid[i];
       for (int b = root; b < nbody; ++b) {
-        int a = b;
-        while (a > root) a = m->body_parentid[a];
-        if (a == root) need[b] = 1;
+        if (!in_subtree(m, b, root)) continue;
+        need[b] = 1;
+        if (vel) vel_sensor[b] = 1;
       }
       continue;
     }
-    if (type == mjSENS_JOINTPOS || type == mjSENS_JOINTVEL || type == mjSENS_BALLQUAT ||
-        type == mjSENS_BALLANGVEL || type == mjSENS_CLOCK) {
-      continue;
-    }
+    if (is_joint_space(type)) continue;
     const int ob = body_of(m, m->sensor_objtype[i], m->sensor_objid[i]);
     need[ob] = 1;
     if (vel) vel_sensor[ob] = 1;
@@ -93,7 +115,6 @@ FastEngine::Marks FastEngine::mark_bodies(const mjModel* m) {
       need[rb] = 1;
       if (vel) vel_sensor[rb] = 1;
     }
-    any_vel_sensor_ = any_vel_sensor_ || vel;
   }
   // Body ids are topologically sorted (parent < child): one backward sweep
   // propagates the marks to all ancestors.
@@ -188,14 +209,20 @@ FastEngine::Sensor FastEngine::make_sensor(const mjModel* m, int i,
       break;
     case mjSENS_CLOCK:
       break;
-    case mjSENS_SUBTREECOM: {
+    case mjSENS_TENDONPOS:
+    case mjSENS_TENDONVEL:
+    case mjSENS_ACTUATORPOS:
+    case mjSENS_ACTUATORVEL:
+      plan_joint_space(m, s);
+      break;
+    case mjSENS_SUBTREECOM:
+    case mjSENS_SUBTREELINVEL:
+    case mjSENS_SUBTREEANGMOM: {
       Subtree st;
       const int root = m->sensor_objid[i];
       st.root = slot_of[root];
       for (int b = nbody - 1; b >= root; --b) {  // descending body id
-        int a = b;
-        while (a > root) a = m->body_parentid[a];
-        if (a == root) st.slots.push_back(slot_of[b]);
+        if (in_subtree(m, b, root)) st.slots.push_back(slot_of[b]);
       }
       s.subtree = static_cast<int>(subtrees_.size());
       subtrees_.push_back(std::move(st));
@@ -246,7 +273,18 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
       (s.op == Sensor::kCopy || s.op == Sensor::kPosRel)) {
     clips_.push_back(s);
   }
-  if (whole && s.op == Sensor::kCopy) {
+  const bool no_cutoff = !(m->sensor_cutoff[s.id] > 0) && !declared_[kSensorCutoff];
+  const bool template_bodies = !declared_[kBodyMass] && !declared_[kBodyIpos];
+  if (plan_site_fixed(m, s, whole && no_cutoff)) {
+    // filed in site_fixed_
+  } else if (whole && no_cutoff && template_bodies &&
+      (s.type == mjSENS_SUBTREECOM || s.type == mjSENS_SUBTREELINVEL)) {
+    subtree_fixed_.push_back({s.adr, s.subtree, s.type});
+  } else if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
+    joint_pos_.push_back({s.adr, s.qadr});
+  } else if (whole && no_cutoff && s.type == mjSENS_JOINTVEL) {
+    joint_vel_.push_back({s.adr, s.dadr});
+  } else if (whole && s.op == Sensor::kCopy) {
     (s.dim == 3 ? gather3_ : gather4_).push_back({s.adr, s.src});
   } else if (whole && s.op == Sensor::kPosRel) {
     pos_rel_.push_back({s.adr, s.obj.slot, s.ref.slot});
@@ -255,6 +293,31 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
   } else {
     sensors_.push_back(std::move(s));
   }
+}
+
+// Files a world-frame site sensor in site_fixed_ when it qualifies (see
+// SiteFixed); false otherwise.
+bool FastEngine::plan_site_fixed(const mjModel* m, const Sensor& s, bool whole_no_cutoff) {
+  const int type = s.type;
+  const bool kind = type == mjSENS_FRAMEPOS || type == mjSENS_FRAMEQUAT ||
+                    type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL ||
+                    type == mjSENS_GYRO || type == mjSENS_VELOCIMETER;
+  const int sf = s.obj.sameframe;
+  if (!whole_no_cutoff || !kind || s.has_ref || m->sensor_objtype[s.id] != mjOBJ_SITE ||
+      declared_[kSitePos] || declared_[kSiteQuat] ||
+      !(sf == mjSAMEFRAME_NONE || sf == mjSAMEFRAME_BODY || sf == mjSAMEFRAME_BODYROT)) {
+    return false;
+  }
+  SiteFixed f{};
+  f.col = s.adr;
+  f.slot = s.obj.slot;
+  f.type = type;
+  f.dim = s.dim;
+  f.sameframe = sf;
+  copy3(f.pos, m->site_pos + 3 * s.obj.id);
+  copy4(f.quat, m->site_quat + 4 * s.obj.id);
+  site_fixed_.push_back(f);
+  return true;
 }
 
 // Per participant: the world's state in slot 0, everything else zero.
@@ -281,7 +344,9 @@ void FastEngine::init_scratch(int num_scratch) {
     world.mat[0] = world.mat[4] = world.mat[8] = 1;
     sc.anchors.assign(6 * joints_.size() + 8, 0.0);  // + padding against false sharing
     sc.halfangle.assign(2 * joints_.size() + 8, 0.0);
-    sc.subtree.assign(4 * bodies_.size() + 8, 0.0);
+    sc.nodes.assign(bodies_.size() + 2, Node{});  // + padding against false sharing
+    sc.sums.assign(3 * bodies_.size() + 8, 0.0);
+    sc.sums2.assign(3 * bodies_.size() + 4, V2{0, 0});
     sc.states_b = sc.states;
     sc.states2.assign(bodies_.size(), StateT<V2>{});
     StateT<V2>& world2 = sc.states2[0];
@@ -337,6 +402,13 @@ FastEngine::Frame FastEngine::make_frame(const mjModel* m, int objtype, int obji
     f.kind = Frame::kXBody;
   } else if (objtype == mjOBJ_BODY) {
     f.kind = Frame::kInertial;
+  } else if (objtype == mjOBJ_CAMERA) {
+    // mj_camlight of a fixed camera: mj_local2Global with sameframe NONE.
+    f.kind = Frame::kLocal;
+    f.sameframe = mjSAMEFRAME_NONE;
+    f.id = objid;
+    f.pos_field = kCamPos;
+    f.quat_field = kCamQuat;
   } else {
     const bool geom = objtype == mjOBJ_GEOM;
     f.kind = Frame::kLocal;

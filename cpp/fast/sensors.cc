@@ -16,7 +16,7 @@ void FastEngine::inertial_pose(const State* st, int slot, const Vals& v, double 
   const State& x = st[slot];
   if (slot == 0) {
     copy3(pos, x.pos);
-    std::memcpy(mat, x.mat, sizeof(double) * 9);
+    if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
     return;
   }
   if (b.isameframe == mjSAMEFRAME_BODY) {
@@ -35,14 +35,16 @@ void FastEngine::inertial_pose(const State* st, int slot, const Vals& v, double 
   }
 }
 
-// World position and rotation matrix of a frame (geom_xpos/site_xpos, ...).
+// World position and rotation matrix of a frame (geom_xpos/site_xpos, ...);
+// mat may be null when only the position is needed (framepos, the object of
+// framelinvel/frameangvel): the rotation is then not computed.
 void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
                             double mat[9]) const {
   const State& x = st[f.slot];
   switch (f.kind) {
     case Frame::kXBody:
       copy3(pos, x.pos);
-      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case Frame::kInertial:
       inertial_pose(st, f.slot, v, pos, mat);
@@ -54,7 +56,7 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
   switch (f.sameframe) {
     case mjSAMEFRAME_BODY:
       copy3(pos, x.pos);
-      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case mjSAMEFRAME_INERTIA:
       inertial_pose(st, f.slot, v, pos, mat);
@@ -62,11 +64,13 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
     case mjSAMEFRAME_BODYROT:
       mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
-      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      if (mat) std::memcpy(mat, x.mat, sizeof(double) * 9);
       return;
     case mjSAMEFRAME_INERTIAROT: {
-      double ipos[3];
-      inertial_pose(st, f.slot, v, ipos, mat);
+      if (mat) {
+        double ipos[3];
+        inertial_pose(st, f.slot, v, ipos, mat);
+      }
       mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
       return;
@@ -74,6 +78,7 @@ void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, doub
     default: {
       mat_vec(pos, x.mat, fpos);
       add_to3(pos, x.pos);
+      if (!mat) return;
       double q[4];
       mul_quat(q, x.quat, v.f[f.quat_field] + 4 * f.id);
       quat_mat(mat, q);
@@ -130,6 +135,56 @@ void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v,
   }
 }
 
+// A SiteFixed sensor for one row (T = double) or a pair (T = V2): the
+// operations frame_pose/frame_quat/frame_motion and compute_sensor apply to
+// a site with these sameframe values, on the template's offset.
+template <class T>
+void FastEngine::site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) const {
+  const StateT<T>& x = st[s.slot];
+  const bool body_rot = s.sameframe != mjSAMEFRAME_NONE;  // BODY or BODYROT
+  if (s.type == mjSENS_FRAMEANGVEL) {
+    copy3(vals, x.w);
+    return;
+  }
+  if (s.type == mjSENS_FRAMEQUAT) {
+    if (kQuatFollowsSameframe && body_rot) {
+      copy4(vals, x.quat);
+    } else {
+      mul_quat(vals, x.quat, s.quat);
+    }
+    return;
+  }
+  T pos[3];
+  if (s.sameframe == mjSAMEFRAME_BODY) {
+    copy3(pos, x.pos);
+  } else {
+    mat_vec(pos, x.mat, s.pos);
+    add_to3(pos, x.pos);
+  }
+  if (s.type == mjSENS_FRAMEPOS) {
+    copy3(vals, pos);
+    return;
+  }
+  T v[3];
+  velocity_at(v, x.v, x.w, pos, x.pos);
+  if (s.type == mjSENS_FRAMELINVEL) {
+    copy3(vals, v);
+    return;
+  }
+  T mat[9];
+  if (body_rot) {
+    for (int k = 0; k < 9; ++k) mat[k] = x.mat[k];
+  } else {
+    T q[4];
+    mul_quat(q, x.quat, s.quat);
+    quat_mat(mat, q);
+  }
+  mat_t_vec(vals, mat, s.type == mjSENS_GYRO ? x.w : v);
+}
+
+template void FastEngine::site_fixed(const State*, const SiteFixed&, double*) const;
+template void FastEngine::site_fixed(const StateT<V2>*, const SiteFixed&, V2*) const;
+
 // World pose of a frame and its 6-D velocity at its origin, world
 // orientation (what mj_objectVelocity returns with flg_local=0).
 void FastEngine::frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
@@ -152,7 +207,7 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_FRAMEYAXIS:
     case mjSENS_FRAMEZAXIS: {
       double pos[3], mat[9];
-      frame_pose(st, s.obj, mv, pos, mat);
+      frame_pose(st, s.obj, mv, pos, s.type == mjSENS_FRAMEPOS ? nullptr : mat);
       double vec[3];
       if (s.type == mjSENS_FRAMEPOS) {
         copy3(vec, pos);
@@ -189,8 +244,8 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     }
     case mjSENS_FRAMELINVEL:
     case mjSENS_FRAMEANGVEL: {
-      double pos[3], mat[9], w[3], v[3];
-      frame_motion(st, s.obj, mv, pos, mat, w, v);
+      double pos[3], w[3], v[3];
+      frame_motion(st, s.obj, mv, pos, nullptr, w, v);  // the object's rotation is not read
       if (s.has_ref) {
         double rpos[3], rmat[9], rw[3], rv[3];
         frame_motion(st, s.ref, mv, rpos, rmat, rw, rv);
@@ -235,45 +290,21 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_CLOCK:
       vals[0] = in.time.valid() ? *in.time.row(row) : 0.0;
       return;
-    case mjSENS_SUBTREECOM:
+    case mjSENS_MAGNETOMETER: {
+      // the world's magnetic field in the site's frame
+      double pos[3], mat[9];
+      frame_pose(st, s.obj, mv, pos, mat);
+      mat_t_vec(vals, mat, model_->opt.magnetic);
+      return;
+    }
+    case mjSENS_TENDONPOS:
+    case mjSENS_TENDONVEL:
+    case mjSENS_ACTUATORPOS:
+    case mjSENS_ACTUATORVEL:
+      vals[0] = joint_space(s, in.qpos.row(row), in.qvel.row(row));
+      return;
+    default:  // subtree sensors: subtree_sensor
       break;
-  }
-}
-
-// subtree_com of one body: mj_comPos's backward pass over the subtree, in
-// its order (children, by descending id, before the body's own term).
-void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
-                             double vals[3]) const {
-  const Subtree& tree = subtrees_[s.subtree];
-  double* acc = sc.subtree.data();
-  const double* mass = v.f[kBodyMass];
-  for (int slot : tree.slots) {
-    double* a = acc + 4 * slot;
-    a[0] = a[1] = a[2] = a[3] = 0;
-  }
-  for (int slot : tree.slots) {
-    double* a = acc + 4 * slot;
-    const Body& b = bodies_[slot];
-    if (slot) {
-      double xipos[3];
-      inertial_pose(st, slot, v, xipos, nullptr);
-      add_to_scl3(a, xipos, mass[b.id]);
-      a[3] += mass[b.id];
-    }
-    if (slot != tree.root) {
-      double* pa = acc + 4 * b.parent;
-      add_to3(pa, a);
-      pa[3] += a[3];
-    }
-  }
-  const double* a = acc + 4 * tree.root;
-  if (a[3] < mjMINVAL) {
-    inertial_pose(st, tree.root, v, vals, nullptr);
-  } else {
-    const double scl = 1.0 / std::max<double>(mjMINVAL, a[3]);
-    vals[0] = a[0] * scl;
-    vals[1] = a[1] * scl;
-    vals[2] = a[2] * scl;
   }
 }
 

@@ -16,6 +16,7 @@ OBJ = mujoco.mjtObj
 
 _ZOO_BODIES = """
     <site name="world_site" pos="0.3 -0.2 0.1" quat="0.9 0.1 0.3 -0.2"/>
+    <camera name="world_cam" pos="0.5 -1 0.4" xyaxes="1 0 0 0 0.6 0.8"/>
     <geom name="floor" type="plane" size="2 2 .1"/>
     <body name="base" pos="0 0 1" quat="0.9 0.1 -0.1 0.2">
       <freejoint name="root"/>
@@ -23,6 +24,7 @@ _ZOO_BODIES = """
       <geom name="base_geom" type="box" size=".2 .1 .05" pos="0.01 0.02 0" quat="0.8 0 0.6 0"/>
       <site name="base_site" pos="0.1 0 0.05" quat="0.8 0.1 -0.2 0.3"/>
       <site name="base_origin"/>
+      <camera name="base_cam" pos="0.1 0.05 0.02" quat="0.7 0.1 0.7 -0.1"/>
       <body name="arm1" pos="0.2 0 0" quat="0.7 0.1 0.7 0.1">
         <joint name="arm1_hinge" axis="0.3 0.4 0.5" pos="0.01 0.02 -0.03"/>
         <geom type="capsule" size=".03" fromto="0 0 0 0.3 0 0"/>
@@ -39,6 +41,7 @@ _ZOO_BODIES = """
             <joint name="wrist_slide" type="slide" axis="0 0 1"/>
             <geom name="hand_geom" type="box" size=".02 .03 .04" pos=".03 0 0" quat="0.9 0.2 0.3 0.1"/>
             <site name="hand_site" pos="0.05 0 0" quat="0.9 0 0.4 0"/>
+            <camera name="hand_cam" pos="0.02 0.01 -0.03" quat="0.8 0.2 -0.3 0.1"/>
           </body>
         </body>
       </body>
@@ -96,6 +99,8 @@ _FRAME_TYPES = (
 # (objtype, objname) and (reftype, refname) combinations of the zoo.
 _ZOO_OBJECTS = (
     ("xbody", "hand"),
+    ("camera", "hand_cam"),
+    ("camera", "world_cam"),
     ("body", "hand"),
     ("site", "hand_site"),
     ("geom", "hand_geom"),
@@ -112,6 +117,7 @@ _ZOO_REFS = (
     ("geom", "base_geom"),
     ("site", "world_site"),
     ("xbody", "target2"),
+    ("camera", "base_cam"),
 )
 
 
@@ -171,8 +177,17 @@ def _zoo_sensors() -> str:
         lines.append(f'<jointpos joint="{j}"/><jointvel joint="{j}"/>')
     for j in ("wrist_ball", "leg_ball"):
         lines.append(f'<ballquat joint="{j}"/><ballangvel joint="{j}"/>')
-    for b in ("base", "arm2", "hand", "leg", "pendulum", "fixed", "world"):
-        lines.append(f'<subtreecom body="{b}"/>')
+    for b in ("base", "arm2", "hand", "leg", "pendulum", "fixed", "world", "target"):
+        lines.append(
+            f'<subtreecom body="{b}"/><subtreelinvel body="{b}"/><subtreeangmom body="{b}"/>'
+        )
+    for site in ("hand_site", "world_site", "foot_site"):
+        lines.append(f'<magnetometer site="{site}"/>')
+    for t in ("t_arm", "t_leg", "t_pend"):
+        lines.append(f'<tendonpos tendon="{t}"/><tendonvel tendon="{t}"/>')
+    for a in ("a_hinge", "a_slide", "a_ball", "a_ball_parent", "a_free", "a_free_parent",
+              "a_tendon"):
+        lines.append(f'<actuatorpos actuator="{a}"/><actuatorvel actuator="{a}"/>')
     lines.append('<clock name="clock"/>')
     # cutoffs (MuJoCo refuses them on quaternion and axis data)
     lines.append('<framelinvel name="cut_linvel" objtype="xbody" objname="hand" cutoff="0.3"/>')
@@ -182,17 +197,36 @@ def _zoo_sensors() -> str:
     lines.append('<gyro name="cut_gyro" site="hand_site" cutoff="0.4"/>')
     lines.append('<subtreecom name="cut_com" body="base" cutoff="0.05"/>')
     lines.append('<clock name="cut_clock" cutoff="0.5"/>')
+    lines.append('<subtreeangmom name="cut_angmom" body="base" cutoff="0.5"/>')
+    lines.append('<tendonvel name="cut_tvel" tendon="t_arm" cutoff="0.3"/>')
     return "\n    ".join(lines)
 
 
 def zoo_xml() -> str:
-    """The zoo: every covered sensor type on every frame/reference combination,
-    cutoffs, free, ball, hinge and slide joints, mocap bodies."""
+    """The zoo: every covered sensor type on every frame/reference combination
+    (fixed cameras included), subtree sensors, fixed tendons, actuators on
+    every covered transmission, cutoffs, free, ball, hinge and slide joints,
+    mocap bodies."""
     # armature keeps the mass matrix regular (MuJoCo warns otherwise)
     return f"""<mujoco model="zoo">
   <default><joint armature="0.01"/></default>
   <worldbody>{_ZOO_BODIES}
   </worldbody>
+  <tendon>
+    <fixed name="t_arm"><joint joint="arm1_hinge" coef="0.7"/><joint joint="arm2_slide" coef="-1.3"/>
+      <joint joint="wrist_hinge" coef="0.2"/><joint joint="arm2_hinge_b" coef="0.4"/></fixed>
+    <fixed name="t_leg"><joint joint="knee" coef="1.1"/><joint joint="tail_slide" coef="0.5"/></fixed>
+    <fixed name="t_pend"><joint joint="pend2_slide" coef="2"/><joint joint="pend_hinge" coef="-0.3"/></fixed>
+  </tendon>
+  <actuator>
+    <motor name="a_hinge" joint="knee" gear="1.7"/>
+    <motor name="a_slide" joint="wrist_slide" gear="-0.6"/>
+    <motor name="a_ball" joint="wrist_ball" gear="0.3 -1.2 0.8 0 0 0"/>
+    <general name="a_ball_parent" jointinparent="leg_ball" gear="1.1 0.4 -0.7 0 0 0"/>
+    <motor name="a_free" joint="root" gear="0.5 1 -1 0.2 0.3 -0.4"/>
+    <general name="a_free_parent" jointinparent="root" gear="-0.5 0.2 1 0.9 -0.3 0.4"/>
+    <motor name="a_tendon" tendon="t_arm" gear="2.5"/>
+  </actuator>
   <sensor>
     {_zoo_sensors()}
   </sensor>
@@ -299,22 +333,28 @@ def tracking_sensors(m: mujoco.MjModel) -> list[int]:
     ]
 
 
-# Uncovered sensors: a tendon and a camera-relative frame.
+# Uncovered sensors: a spatial tendon and a frame relative to a tracking
+# camera; covered ones: a frame relative to a fixed camera, a fixed tendon.
 TENDON_XML = """<mujoco><worldbody>
   <body name="a"><joint name="h" axis="0 1 0"/><geom size=".1"/>
     <site name="s1" pos="0 0 .1"/>
     <body name="b" pos="0 0 -.3"><joint name="h2" axis="0 1 0"/><geom size=".1"/>
       <site name="s2" pos="0 0 -.1"/></body></body>
   <camera name="cam" pos="0 -2 0" xyaxes="1 0 0 0 0 1"/>
+  <camera name="trackcam" pos="0 -2 0" xyaxes="1 0 0 0 0 1" mode="track"/>
   </worldbody>
-  <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial></tendon>
+  <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial>
+    <fixed name="ft"><joint joint="h" coef="0.5"/><joint joint="h2" coef="-1"/></fixed></tendon>
   <sensor><framepos name="p" objtype="xbody" objname="b"/>
     <tendonpos name="tlen" tendon="t"/>
     <framepos name="camrel" objtype="xbody" objname="b" reftype="camera" refname="cam"/>
+    <framepos name="trackrel" objtype="xbody" objname="b" reftype="camera" refname="trackcam"/>
+    <tendonpos name="flen" tendon="ft"/>
   </sensor></mujoco>"""
 
 
-# One sensor of every type a refresh computes (15 of them fast-covered).
+# One sensor of every type a refresh computes, on covered and uncovered
+# objects (26 of them fast-covered).
 MANY_TYPES_XML = """<mujoco><worldbody>
   <body name="a" pos="0 0 1"><freejoint/><geom name="ga" size=".1"/>
     <site name="s1" pos="0 0 .1"/>
@@ -322,9 +362,12 @@ MANY_TYPES_XML = """<mujoco><worldbody>
       <site name="s2" pos="0 0 -.1"/></body></body>
   <body name="c" pos="1 0 0"><joint name="ball" type="ball"/><geom size=".1"/></body>
   <camera name="cam" pos="0 -2 0" xyaxes="1 0 0 0 0 1"/>
+  <camera name="trackcam" pos="0 -2 0" xyaxes="1 0 0 0 0 1" mode="trackcom"/>
   </worldbody>
-  <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial></tendon>
-  <actuator><motor name="m" joint="h2"/></actuator>
+  <tendon><spatial name="t"><site site="s1"/><site site="s2"/></spatial>
+    <fixed name="ft"><joint joint="h2" coef="2"/></fixed></tendon>
+  <actuator><motor name="m" joint="h2"/><motor name="mt" tendon="ft" gear="3"/>
+    <motor name="ms" site="s2" gear="0 0 1 0 0 0"/></actuator>
   <sensor>
     <framepos objtype="xbody" objname="b"/><framequat objtype="body" objname="b" reftype="geom" refname="ga"/>
     <framexaxis objtype="geom" objname="gb"/><frameyaxis objtype="site" objname="s2"/>
@@ -338,6 +381,9 @@ MANY_TYPES_XML = """<mujoco><worldbody>
     <subtreeangmom body="a"/><camprojection site="s2" camera="cam"/>
     <framepos objtype="camera" objname="cam"/>
     <framelinvel objtype="xbody" objname="b" reftype="camera" refname="cam"/>
+    <tendonpos tendon="ft"/><tendonvel tendon="ft"/><actuatorpos actuator="mt"/>
+    <actuatorvel actuator="mt"/><actuatorpos actuator="ms"/>
+    <framepos objtype="camera" objname="trackcam"/>
   </sensor></mujoco>"""
 
 
@@ -387,9 +433,42 @@ def kinematic_trees(draw: st.DrawFn) -> list[dict]:
     return bodies
 
 
+def _add_transmissions(spec: mujoco.MjSpec, bodies: list[dict]) -> None:
+    """A fixed tendon over the tree's hinges and slides (coefficients from
+    their axes), an actuator on every joint (jointinparent on every other
+    one) and one on the tendon, with position and velocity sensors on all."""
+    joints = [(f"j{i}_{k}", j) for i, b in enumerate(bodies) for k, j in enumerate(b["joints"])]
+    free = [f"b{i}" for i, b in enumerate(bodies) if b["free"]]
+    scalar = [(name, j) for name, j in joints if j[0] != mujoco.mjtJoint.mjJNT_BALL]
+    if scalar:  # MuJoCo 4.0 accepts only hinges and slides in fixed tendons
+        tendon = spec.add_tendon(name="tendon")
+        for name, (_, ax, _) in scalar:
+            tendon.wrap_joint(name, 0.5 + ax[0])
+        spec.add_sensor(type=S.mjSENS_TENDONPOS, objtype=OBJ.mjOBJ_TENDON, objname="tendon")
+        spec.add_sensor(type=S.mjSENS_TENDONVEL, objtype=OBJ.mjOBJ_TENDON, objname="tendon")
+    targets = [(name, ax + [0.3, -0.2, 0.1]) for name, (_, ax, _) in joints]
+    for i, b in enumerate(free):
+        body = spec.body(b)
+        body.first_joint().name = f"free{i}"
+        targets.append((f"free{i}", [0.4, -0.5, 0.6, 0.1, 0.2, -0.3]))
+    trn = mujoco.mjtTrn
+    for k, (name, gear) in enumerate(targets):
+        spec.add_actuator(name=f"a{k}", target=name, gear=gear,
+                          trntype=trn.mjTRN_JOINTINPARENT if k % 2 else trn.mjTRN_JOINT)
+    if scalar:
+        spec.add_actuator(name="a_tendon", target="tendon", trntype=trn.mjTRN_TENDON,
+                          gear=[1.5, 0, 0, 0, 0, 0])
+        targets.append(("tendon", None))
+    for k in range(len(targets)):
+        name = "a_tendon" if k == len(targets) - 1 and scalar else f"a{k}"
+        for stype in (S.mjSENS_ACTUATORPOS, S.mjSENS_ACTUATORVEL):
+            spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_ACTUATOR, objname=name)
+
+
 def build_tree(bodies: list[dict]) -> mujoco.MjModel:
     """Compile a `kinematic_trees` description, with frame sensors on every
-    body and site (sites relative to another body) and subtree COMs."""
+    body and site (sites relative to another body), subtree sensors, a fixed
+    tendon and actuators (see `_add_transmissions`)."""
     spec = mujoco.MjSpec()
     made = []
     for i, b in enumerate(bodies):
@@ -417,7 +496,9 @@ def build_tree(bodies: list[dict]) -> mujoco.MjModel:
                 reftype=OBJ.mjOBJ_BODY,
                 refname=f"b{len(bodies) - 1 - i}",
             )
-        spec.add_sensor(type=S.mjSENS_SUBTREECOM, objtype=OBJ.mjOBJ_BODY, objname=f"b{i}")
+        for stype in (S.mjSENS_SUBTREECOM, S.mjSENS_SUBTREELINVEL, S.mjSENS_SUBTREEANGMOM):
+            spec.add_sensor(type=stype, objtype=OBJ.mjOBJ_BODY, objname=f"b{i}")
+    _add_transmissions(spec, bodies)
     with warnings.catch_warnings():
         # compiling runs the dynamics once: see support.oracle
         warnings.simplefilter("ignore", UserWarning)
