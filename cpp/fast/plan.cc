@@ -305,7 +305,10 @@ bool FastEngine::plan_site_fixed(const mjModel* m, const Sensor& s, bool whole_n
   const int sf = s.obj.sameframe;
   if (!whole_no_cutoff || !kind || s.has_ref || m->sensor_objtype[s.id] != mjOBJ_SITE ||
       declared_[kSitePos] || declared_[kSiteQuat] ||
-      !(sf == mjSAMEFRAME_NONE || sf == mjSAMEFRAME_BODY || sf == mjSAMEFRAME_BODYROT)) {
+      !(sf == mjSAMEFRAME_NONE || sf == mjSAMEFRAME_BODY || sf == mjSAMEFRAME_BODYROT) ||
+      bodies_[s.obj.slot].still) {
+    // Sites on dof-less weld roots take the general path, which returns
+    // mj_objectVelocity's exact zeros even for a non-finite pose.
     return false;
   }
   SiteFixed f{};
@@ -327,7 +330,7 @@ int64_t FastEngine::participant_bytes() const {
   auto bytes = [](const auto& v) { return static_cast<int64_t>(v.capacity() * sizeof(v[0])); };
   return static_cast<int64_t>(sizeof(Scratch)) + bytes(sc.states) + bytes(sc.states_b) +
          bytes(sc.states2) + bytes(sc.anchors2) + bytes(sc.halfangle2) + bytes(sc.anchors) +
-         bytes(sc.halfangle) + bytes(sc.subtree);
+         bytes(sc.halfangle) + bytes(sc.nodes) + bytes(sc.sums) + bytes(sc.sums2);
 }
 
 int64_t FastEngine::memory_bytes() const {
