@@ -64,6 +64,23 @@ function(mjrefresh_installed_mujoco out_version out_dir)
   set(${out_dir} "${_dir}" PARENT_SCOPE)
 endfunction()
 
+# Prebuilt wheel: a core that loads on glibc >= 2.28 with any libstdc++
+# (manylinux_2_28) although built here. libstdc++ is linked statically
+# (the GCC here is newer than a manylinux_2_28 system's), its symbols are
+# kept private, and the glibc symbols it needs at versions newer than 2.28
+# are redirected to old versions: see manylinux_glibc_compat.cc.
+function(mjrefresh_manylinux_link target)
+  set(_wrapped pthread_create pthread_join pthread_detach pthread_once arc4random
+    __libc_single_threaded)
+  list(TRANSFORM _wrapped PREPEND "--wrap=")
+  string(JOIN "," _wrap ${_wrapped})
+  target_sources(${target} PRIVATE "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/manylinux_glibc_compat.cc")
+  target_link_options(${target} PRIVATE -static-libstdc++ "LINKER:--exclude-libs,ALL"
+    "LINKER:${_wrap}")
+  # pthread_* @GLIBC_2.2.5 live in libpthread.so.0 before glibc 2.34.
+  target_link_libraries(${target} PRIVATE "-Wl,--no-as-needed" "-l:libpthread.so.0")
+endfunction()
+
 # One core: nanobind module `_core` built against the MuJoCo in <pkg_dir>
 # (a `mujoco` package directory: include/ and libmujoco.so.<version>).
 function(mjrefresh_add_core target version pkg_dir destination)
@@ -85,6 +102,9 @@ function(mjrefresh_add_core target version pkg_dir destination)
     LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/${destination}"
     INSTALL_RPATH "$ORIGIN/${_up}/mujoco;${MJREFRESH_CORE_EXTRA_RPATH}"
     BUILD_RPATH "${pkg_dir}")
+  if(MJREFRESH_MUJOCO_ROOTS)
+    mjrefresh_manylinux_link(${target})
+  endif()
   install(TARGETS ${target} LIBRARY DESTINATION "${destination}")
   message(STATUS "mjrefresh: core ${target} against MuJoCo ${version} at ${pkg_dir}")
 endfunction()
