@@ -39,8 +39,10 @@ def pin(wheel: Path, requirement: str) -> None:
     record_name = meta_name.replace("METADATA", "RECORD")
     files = {i.filename: data for i, data in items}
     meta, count = re.subn(
-        r"^Requires-Dist: mujoco\b[^;\n]*", f"Requires-Dist: {requirement}",
-        files[meta_name].decode(), flags=re.M,
+        r"^Requires-Dist: mujoco(?=[\s<>=!~;(]|$)[^;\n]*",
+        f"Requires-Dist: {requirement}",
+        files[meta_name].decode(),
+        flags=re.M,
     )
     if count != 1:
         raise SystemExit(f"{wheel}: expected one 'Requires-Dist: mujoco' line, found {count}")

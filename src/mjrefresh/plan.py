@@ -104,6 +104,10 @@ _REJECTED: dict[int, str] = {
     _S.mjSENS_USER: "user sensors are computed by the global mjcb_sensor callback, which a "
     "refresh does not call from worker threads",
     _S.mjSENS_PLUGIN: "plugin sensors are computed by plugin code a refresh does not run",
+    # Acceleration-stage up to MuJoCo 3.15; from 3.16 the stage follows the
+    # sensor's data/reduce attributes, so the reason must not hang on it.
+    _S.mjSENS_CONTACT: "contact sensors read the contacts of the last physics step's "
+    "collision detection, which a refresh does not run",
 }
 
 _CAMERA_STAGES = frozenset({"kinematics", "comPos", "camlight"})
