@@ -51,7 +51,10 @@ def test_without_mujoco_the_fix_is_the_first_line(monkeypatch):
 
 @pytest.mark.parametrize(
     ("missing", "named"),
-    [(("nanobind",), "nanobind"), (("nanobind", "scikit_build_core"), "scikit_build_core and nanobind")],
+    [
+        (("nanobind",), "nanobind"),
+        (("nanobind", "scikit_build_core"), "scikit_build_core and nanobind"),
+    ],
 )
 def test_without_build_tools_the_fix_is_the_first_line(monkeypatch, missing, named):
     monkeypatch.setattr(importlib.util, "find_spec", _missing(*missing))
@@ -71,9 +74,19 @@ def test_isolated_pip_install_fails_fast_with_the_fix(tmp_path):
     """What a user sees: `pip install .` (build isolation, so no mujoco)."""
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(tmp_path / "t"),
-         str(ROOT)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--target",
+            str(tmp_path / "t"),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     elapsed = time.monotonic() - start
     assert proc.returncode != 0

@@ -47,8 +47,13 @@ def test_release_list_is_sorted_unique_and_consistent():
 
 def test_release_file_rejects_malformed_lines(tmp_path):
     path = tmp_path / "releases.txt"
-    path.write_text("# comment\n3.11.0 mujoco==3.11.0 mujoco==3.11.0  # ok\n\n3.12.0 mujoco==3.12.0\n")
-    with pytest.raises(ValueError, match=r"releases.txt:4: expected 'version install-requirement wheel', got '3.12.0 mujoco==3.12.0'"):
+    path.write_text(
+        "# comment\n3.11.0 mujoco==3.11.0 mujoco==3.11.0  # ok\n\n3.12.0 mujoco==3.12.0\n"
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"releases.txt:4: expected 'version install-requirement wheel', got '3.12.0 mujoco==3.12.0'",
+    ):
         supported_releases(path)
     path.write_text("3.11.0 mujoco==3.11.0 mujoco==3.11.0  # ok\n")
     assert supported_releases(path) == (Release("3.11.0", "mujoco==3.11.0", "mujoco==3.11.0"),)
@@ -94,7 +99,10 @@ def test_unsupported_release_message_names_installed_supported_and_source_build(
 
 
 def test_prebuilt_selector_refuses_a_release_without_core():
-    with pytest.raises(ImportError, match=r"^mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3\.10\.0; it supports MuJoCo "):
+    with pytest.raises(
+        ImportError,
+        match=r"^mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3\.10\.0; it supports MuJoCo ",
+    ):
         _native._load_prebuilt("3.10.0")
 
 
@@ -146,8 +154,16 @@ def _sameframe_case(n: int, seed: int):
     m = mujoco.MjModel.from_xml_string(SAMEFRAME_XML)
     sf = mujoco.mjtSameFrame
     # The model covers every sameframe kind the rule distinguishes.
-    assert set(m.geom_sameframe) >= {sf.mjSAMEFRAME_NONE, sf.mjSAMEFRAME_BODY, sf.mjSAMEFRAME_INERTIA}
-    assert set(m.site_sameframe) >= {sf.mjSAMEFRAME_NONE, sf.mjSAMEFRAME_BODY, sf.mjSAMEFRAME_INERTIA}
+    assert set(m.geom_sameframe) >= {
+        sf.mjSAMEFRAME_NONE,
+        sf.mjSAMEFRAME_BODY,
+        sf.mjSAMEFRAME_INERTIA,
+    }
+    assert set(m.site_sameframe) >= {
+        sf.mjSAMEFRAME_NONE,
+        sf.mjSAMEFRAME_BODY,
+        sf.mjSAMEFRAME_INERTIA,
+    }
     assert m.body_sameframe[m.body("b").id] == sf.mjSAMEFRAME_BODY
     assert m.body_sameframe[m.body("c").id] == sf.mjSAMEFRAME_NONE
     rng = np.random.default_rng(seed)
