@@ -52,6 +52,13 @@ def _backends() -> list[tuple[str, str]]:
     ]
 
 
+def _cores_note() -> str:
+    """Where the core comes from: the prebuilt wheel (one per release) or a source build."""
+    if _build_info.PREBUILT:
+        return f" (prebuilt wheel, cores for {', '.join(_build_info.MUJOCO_VERSIONS)})"
+    return " (source build)"
+
+
 def info_lines() -> list[str]:
     """The report of ``mjrefresh info``, one line per fact."""
     from . import __version__
@@ -63,7 +70,7 @@ def info_lines() -> list[str]:
             "MuJoCo installed",
             f"{mujoco.__version__} (loaded library {_core.mujoco_runtime_version()})",
         ),
-        ("MuJoCo the core was built for", _build_info.MUJOCO_VERSION),
+        ("MuJoCo the core was built for", _core.MUJOCO_BUILD_VERSION + _cores_note()),
         ("Python", f"{platform.python_version()} ({sys.executable})"),
         ("platform", f"{platform.system()} {platform.machine()}"),
         (
