@@ -20,7 +20,8 @@
 # so exactly one libmujoco is ever loaded and raw mjModel/mjData pointers can
 # cross between the bindings and the core.
 #
-# Use: mjrefresh_add_cores(<out-targets-var> SOURCES ... INCLUDE_DIRS ...)
+# Use: mjrefresh_add_cores(<out-targets-var> SOURCES ... INCLUDE_DIRS ...
+#        [NB_OPTIONS <nanobind_add_module options>])
 # returns the list of core targets; settings common to every core (warnings,
 # sanitizers) are then applied by the caller to each of them.
 
@@ -64,6 +65,28 @@ function(mjrefresh_installed_mujoco out_version out_dir)
   set(${out_dir} "${_dir}" PARENT_SCOPE)
 endfunction()
 
+# The error trap (cpp/core/mujoco_error_trap.cc) installs a per-thread log
+# handler through two functions libmujoco exports but does not declare (the
+# official Python bindings use them too). Check at configure time that each
+# libmujoco a core links still exports them, rather than failing at link or
+# import time.
+function(mjrefresh_check_log_handler_exports library version)
+  include(CheckCXXSourceCompiles)
+  set(CMAKE_REQUIRED_LIBRARIES "${library}")
+  check_cxx_source_compiles([=[
+extern "C" void* _mjPRIVATE_setTlsLogHandler(void*);
+extern "C" void* _mjPRIVATE_getGlobalLogHandler(void);
+int main() { return _mjPRIVATE_setTlsLogHandler(0) == _mjPRIVATE_getGlobalLogHandler(); }
+]=] MJREFRESH_MUJOCO_${version}_HAS_TLS_LOG_HANDLER)
+  if(NOT MJREFRESH_MUJOCO_${version}_HAS_TLS_LOG_HANDLER)
+    message(FATAL_ERROR
+      "${library} does not export _mjPRIVATE_setTlsLogHandler / "
+      "_mjPRIVATE_getGlobalLogHandler, which cpp/core/mujoco_error_trap.cc uses to turn "
+      "MuJoCo errors in worker threads into per-row failures. This MuJoCo release renamed "
+      "or removed them: update mujoco_error_trap.cc for MuJoCo ${version}.")
+  endif()
+endfunction()
+
 # Prebuilt wheel: a core that loads on glibc >= 2.28 with any libstdc++
 # (manylinux_2_28) although built here. libstdc++ is linked statically
 # (the GCC here is newer than a manylinux_2_28 system's), its symbols are
@@ -84,14 +107,15 @@ endfunction()
 # One core: nanobind module `_core` built against the MuJoCo in <pkg_dir>
 # (a `mujoco` package directory: include/ and libmujoco.so.<version>).
 function(mjrefresh_add_core target version pkg_dir destination)
-  cmake_parse_arguments(PARSE_ARGV 4 ARG "" "" "SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 4 ARG "" "" "SOURCES;INCLUDE_DIRS;NB_OPTIONS")
   set(_library "${pkg_dir}/libmujoco.so.${version}")
   if(NOT EXISTS "${_library}" OR NOT EXISTS "${pkg_dir}/include/mujoco/mujoco.h")
     message(FATAL_ERROR
       "mjrefresh: MuJoCo ${version} incomplete in ${pkg_dir} "
       "(needs include/mujoco/mujoco.h and libmujoco.so.${version})")
   endif()
-  nanobind_add_module(${target} NB_STATIC ${ARG_SOURCES})
+  mjrefresh_check_log_handler_exports("${_library}" "${version}")
+  nanobind_add_module(${target} NB_STATIC ${ARG_NB_OPTIONS} ${ARG_SOURCES})
   target_include_directories(${target} PRIVATE "${pkg_dir}/include" ${ARG_INCLUDE_DIRS})
   target_link_libraries(${target} PRIVATE "${_library}")
   target_compile_definitions(${target} PRIVATE MJREFRESH_MUJOCO_VERSION="${version}")
@@ -113,7 +137,7 @@ endfunction()
 # MJREFRESH_CORE_VERSIONS, MJREFRESH_CORES_PREBUILT (True/False) and
 # MJREFRESH_MUJOCO_PKG_DIR for cpp/build_info.py.in.
 function(mjrefresh_add_cores out_targets)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;INCLUDE_DIRS;NB_OPTIONS")
   set(_targets "")
   if(MJREFRESH_MUJOCO_ROOTS)
     mjrefresh_supported_releases(_releases)
@@ -121,7 +145,8 @@ function(mjrefresh_add_cores out_targets)
     foreach(_release IN LISTS _releases)
       string(REPLACE "." "_" _tag "${_release}")
       mjrefresh_add_core(_core_${_tag} "${_release}" "${MJREFRESH_MUJOCO_ROOTS}/${_release}/mujoco"
-        "mjrefresh/_cores/mj${_tag}" SOURCES ${ARG_SOURCES} INCLUDE_DIRS ${ARG_INCLUDE_DIRS})
+        "mjrefresh/_cores/mj${_tag}" SOURCES ${ARG_SOURCES} INCLUDE_DIRS ${ARG_INCLUDE_DIRS}
+        NB_OPTIONS ${ARG_NB_OPTIONS})
       list(APPEND _targets _core_${_tag})
     endforeach()
     set(_pkg_dir "")
@@ -131,7 +156,7 @@ function(mjrefresh_add_cores out_targets)
     # The absolute path is the fallback for in-tree (editable) builds.
     set(MJREFRESH_CORE_EXTRA_RPATH "${_pkg_dir}")
     mjrefresh_add_core(_core "${_version}" "${_pkg_dir}" "mjrefresh"
-      SOURCES ${ARG_SOURCES} INCLUDE_DIRS ${ARG_INCLUDE_DIRS})
+      SOURCES ${ARG_SOURCES} INCLUDE_DIRS ${ARG_INCLUDE_DIRS} NB_OPTIONS ${ARG_NB_OPTIONS})
     set(_releases "${_version}")
     set(_targets _core)
     set(_prebuilt False)

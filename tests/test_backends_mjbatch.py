@@ -72,13 +72,13 @@ def test_bind_mjbatch_sensordata_only_mark_fresh_is_free(legged_model, batch):
 def test_bind_mjbatch_frozen_inside_step_callback(legged_model, legged_refresher, batch):
     cache = mjrefresh.bind_mjbatch(batch, legged_refresher)
     cache.refresh_dirty_rows()
-    cached = cache.body_pos_w().copy()
+    cached = cache.body_pos().copy()
     seen = []
 
     def callback(k, state_rows, ctrl):
         ctrl[:] = 0.3
         with cache.frozen():  # the backend's own substep window
-            seen.append(cache.body_pos_w().copy())
+            seen.append(cache.body_pos().copy())
             cache.mark_stepped([1])
 
     cache.reset_stats()

@@ -76,10 +76,10 @@ def test_in_place_refresh_equals_mj_forward(legged_model, refresher, datas):
             np.testing.assert_array_equal(d.cvel, snap[i]["cvel"])
             # reads come from the same refresh
             np.testing.assert_allclose(
-                cache.body_linvel_w(env_ids=i), exp["body_linvel"], rtol=0, atol=ATOL
+                cache.body_linvel(env_ids=i), exp["body_linvel"], rtol=0, atol=ATOL
             )
             np.testing.assert_allclose(
-                cache.body_pos_b(env_ids=i), exp["body_pos_rel"], rtol=0, atol=ATOL
+                cache.body_pos_rel(env_ids=i), exp["body_pos_rel"], rtol=0, atol=ATOL
             )
     assert np.abs(np.array([d.sensordata[acc] for d in datas])).max() > 0
 

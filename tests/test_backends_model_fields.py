@@ -56,8 +56,8 @@ def step_and_check(model, batch, cache, fields_now, seed: int) -> None:
     cache.mark_stepped()
     qpos, qvel = batch.bind("qpos").copy(), batch.bind("qvel").copy()
     pos, linvel = expected(model, fields_now(), qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(cache.body_pos(), pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cache.body_linvel(), linvel, rtol=0, atol=1e-10)
 
 
 def test_bind_arrays_with_model_fields(model):
@@ -69,13 +69,13 @@ def test_bind_arrays_with_model_fields(model):
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)
     cache = mjrefresh.bind_arrays(r, qpos, qvel, model_fields=fields)
     pos, linvel = expected(model, fields, qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cache.body_linvel_w(), linvel, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(cache.body_pos(), pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cache.body_linvel(), linvel, rtol=0, atol=1e-10)
     # Values are read in place: a new randomisation is seen after a mark.
     perturb(model, fields, seed=2)
     cache.mark_dirty(None)
     pos, _ = expected(model, fields, qpos, qvel, tracked(model))
-    np.testing.assert_allclose(cache.body_pos_w(), pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cache.body_pos(), pos, rtol=0, atol=1e-12)
 
 
 def test_mjbatch_expanded_fields(model):

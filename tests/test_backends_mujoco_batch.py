@@ -31,8 +31,8 @@ def test_on_demand_reads(legged_model, legged_refresher, batch):
     batch.step(np.array([0, 3]), nstep=2)
     cache.mark_stepped([0, 3])
     cache.reset_stats()
-    cache.body_linvel_w(["foot"], env_ids=[3])
-    cache.body_linvel_w(["foot"], env_ids=[3])
+    cache.body_linvel(["foot"], env_ids=[3])
+    cache.body_linvel(["foot"], env_ids=[3])
     assert cache.stats.rows_refreshed == 1 and cache.stats.cached_reads == 1
     np.testing.assert_array_equal(cache.dirty, [True, False, False, False, False])
 

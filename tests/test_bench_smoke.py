@@ -1,4 +1,5 @@
-"""Smoke test of the benchmark harness: python -m bench.micro --quick at its smallest setting.
+"""Smoke test of the benchmark harness (mjrefresh.bench) through its repository
+wrapper: python -m bench.micro --quick at its smallest setting.
 
 Checks the JSON schema, that every contender that ran produced values equal
 to mj_forward's (except mjbatch-uni, which is known to be wrong for some
@@ -135,8 +136,8 @@ def test_wrong_contender_is_flagged():
     """A contender that skips a stage must show a large error, not pass."""
     import mujoco
 
-    from bench.micro import contenders, measure
-    from bench.micro.workloads import dirty_mask, make_problem, reference, sample_rows
+    from mjrefresh.bench import contenders, measure
+    from mjrefresh.bench.workloads import dirty_mask, make_problem, reference, sample_rows
 
     class NoComVel(contenders.PythonLoop):
         def prepare(self, mask):

@@ -63,13 +63,13 @@ def test_design_signature_with_sensordata_none(legged_model, legged_refresher, b
 
 def test_body_subset_by_name_and_id(legged_model, legged_refresher, backend):
     cache = backend.bind(legged_refresher)
-    all_pos = cache.body_pos_w().copy()
+    all_pos = cache.body_pos().copy()
     foot = legged_model.body("foot").id
-    np.testing.assert_array_equal(cache.body_pos_w("foot"), all_pos[:, 3])
-    np.testing.assert_array_equal(cache.body_pos_w(foot), all_pos[:, 3])
-    np.testing.assert_array_equal(cache.body_pos_w(["tail", "base"]), all_pos[:, [4, 0]])
-    np.testing.assert_array_equal(cache.body_pos_w(("foot",), env_ids=2), all_pos[2, [3]])
-    np.testing.assert_array_equal(cache.body_pos_w("foot", env_ids=[5, 0]), all_pos[[5, 0], 3])
+    np.testing.assert_array_equal(cache.body_pos("foot"), all_pos[:, 3])
+    np.testing.assert_array_equal(cache.body_pos(foot), all_pos[:, 3])
+    np.testing.assert_array_equal(cache.body_pos(["tail", "base"]), all_pos[:, [4, 0]])
+    np.testing.assert_array_equal(cache.body_pos(("foot",), env_ids=2), all_pos[2, [3]])
+    np.testing.assert_array_equal(cache.body_pos("foot", env_ids=[5, 0]), all_pos[[5, 0], 3])
 
 
 # ------------------------------------------------ on-demand and repeated reads
@@ -79,12 +79,12 @@ def test_first_read_refreshes_exactly_the_dirty_rows_second_none(legged_refreshe
     backend.step(rows=[0, 2, 3])
     cache.mark_stepped([0, 2, 3])
     cache.reset_stats()
-    cache.body_pos_w()
+    cache.body_pos()
     assert cache.stats.native_calls == 1
     assert cache.stats.rows_refreshed == 3
     assert cache.stats.cached_reads == 0
-    cache.body_pos_w()
-    cache.body_linvel_w(["foot"])
+    cache.body_pos()
+    cache.body_linvel(["foot"])
     cache.sensor("foot_pos_w")
     assert cache.stats.native_calls == 1
     assert cache.stats.rows_refreshed == 3
@@ -109,15 +109,15 @@ def test_env_ids_read_refreshes_only_those_and_leaves_others_dirty(
     backend.step()
     cache.mark_stepped()
     cache.reset_stats()
-    got = cache.body_pos_w(env_ids=[4, 1, 4])
+    got = cache.body_pos(env_ids=[4, 1, 4])
     assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == 2
     exp = expected_outputs(legged_model, backend.states(), BODIES, "base", rows=[4, 1, 4])
     np.testing.assert_allclose(got, exp["body_pos"], rtol=0, atol=ATOL)
     np.testing.assert_array_equal(cache.dirty, [True, False, True, True, False, True])
     # bool mask and slice forms select rows the same way
-    cache.body_quat_w(env_ids=np.array([False, True, False, False, True, False]))
+    cache.body_quat(env_ids=np.array([False, True, False, False, True, False]))
     assert cache.stats.native_calls == 1
-    cache.body_quat_w(env_ids=slice(0, 3))
+    cache.body_quat(env_ids=slice(0, 3))
     assert cache.stats.rows_refreshed == 4
     np.testing.assert_array_equal(cache.dirty, [False, False, False, True, False, True])
     assert cache.refresh_dirty_rows([3]) == 1
@@ -160,17 +160,17 @@ def test_mark_fresh_costs_nothing_when_the_backend_owns_every_output(legged_mode
 # ------------------------------------------------------ freshness boundaries
 def test_frozen_window(legged_model, legged_refresher, backend):
     cache = backend.bind(legged_refresher)
-    cached = cache.body_pos_w().copy()
+    cached = cache.body_pos().copy()
     cache.reset_stats()
     with cache.frozen():
         assert cache.is_frozen
         backend.step(rows=[0, 1])
         cache.mark_stepped([0, 1])  # mark inside the window
-        np.testing.assert_array_equal(cache.body_pos_w(), cached)
+        np.testing.assert_array_equal(cache.body_pos(), cached)
         cache.sensor("foot_pos_w")
         assert cache.stats.native_calls == 0 and cache.stats.cached_reads == 2
         with cache.frozen():  # nests
-            cache.body_quat_w()
+            cache.body_quat()
         assert cache.is_frozen
     assert not cache.is_frozen
     # the mark made inside survives the window
@@ -228,9 +228,9 @@ def test_acceleration_sensor_from_cache_owned_sensordata_is_rejected(
 # ---------------------------------------------------------- output storage
 def test_float32_outputs(legged_model, legged_refresher, backend):
     cache = backend.bind(legged_refresher, dtype=np.float32)
-    assert cache.body_pos_w().dtype == np.float32
+    assert cache.body_pos().dtype == np.float32
     exp = expected_outputs(legged_model, backend.states(), BODIES, "base")
-    np.testing.assert_allclose(cache.body_linvel_w(), exp["body_linvel"], rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(cache.body_linvel(), exp["body_linvel"], rtol=1e-6, atol=1e-5)
 
 
 def test_torch_cpu_tensor_outputs(legged_model, legged_refresher, backend):
@@ -252,7 +252,7 @@ def test_torch_cpu_tensor_outputs(legged_model, legged_refresher, backend):
     cols = sensor_cols(legged_model, tracked_sensors(legged_model))
     np.testing.assert_allclose(sens.numpy()[:, cols], exp["sensordata"][:, cols], rtol=0, atol=ATOL)
     # a read returns a view of the tensor's memory
-    got = cache.body_pos_w()
+    got = cache.body_pos()
     assert np.shares_memory(got, pos.numpy())
 
 
@@ -319,25 +319,25 @@ def test_errors_name_the_argument(legged_model, legged_refresher, backend):
 
     cache = be.bind(legged_refresher)
     with pytest.raises(ValueError, match=r"env_ids: expected row ids in \[0, 6\), got 6"):
-        cache.body_pos_w(env_ids=[0, 6])
+        cache.body_pos(env_ids=[0, 6])
     with pytest.raises(ValueError, match=r"env_ids: expected a row id in \[0, 6\), got -1"):
-        cache.body_pos_w(env_ids=-1)
+        cache.body_pos(env_ids=-1)
     with pytest.raises(ValueError, match="env_ids: expected a bool mask of length 6"):
-        cache.body_pos_w(env_ids=np.ones(5, dtype=bool))
+        cache.body_pos(env_ids=np.ones(5, dtype=bool))
     with pytest.raises(
         TypeError, match="env_ids: expected int row ids or a bool mask, got dtype float64"
     ):
-        cache.body_pos_w(env_ids=np.array([0.0, 1.0]))
+        cache.body_pos(env_ids=np.array([0.0, 1.0]))
     with pytest.raises(TypeError, match="env_ids: expected None, an int, a slice"):
-        cache.body_pos_w(env_ids=True)
+        cache.body_pos(env_ids=True)
     with pytest.raises(ValueError, match=r"rows: expected row ids in \[0, 6\), got 9"):
         cache.mark_stepped([9])
     with pytest.raises(
         ValueError, match=r"bodies: 'floor' is not one of the refresher's bodies \('base'"
     ):
-        cache.body_pos_w("floor")
+        cache.body_pos("floor")
     with pytest.raises(TypeError, match="bodies: expected body names"):
-        cache.body_pos_w([1.5])
+        cache.body_pos([1.5])
     with pytest.raises(ValueError, match="name: unknown sensor 'nope'"):
         cache.sensor("nope")
     with pytest.raises(TypeError, match="name: expected a sensor name"):
@@ -353,13 +353,13 @@ def test_reads_of_unselected_outputs_say_what_to_select(legged_model, backend):
             **backend.inputs(),
         )
         with pytest.raises(
-            ValueError, match=r"body_pos_w: the refresher selects no bodies \(pass bodies="
+            ValueError, match=r"body_pos: the refresher selects no bodies \(pass bodies="
         ):
-            cache.body_pos_w()
+            cache.body_pos()
         with pytest.raises(
-            ValueError, match="body_quat_b: the refresher selects no relative_to body"
+            ValueError, match="body_quat_rel: the refresher selects no relative_to body"
         ):
-            cache.body_quat_b()
+            cache.body_quat_rel()
         with pytest.raises(
             ValueError, match="name: sensor 'knee_vel' is not refreshed by this cache's refresher"
         ):
@@ -406,4 +406,25 @@ def test_row_views_with_strides_are_read_in_place(legged_model, legged_refresher
     qvel[:] = be.qvel
     cache.mark_stepped()
     exp = expected_outputs(legged_model, be.states(), BODIES, "base")
-    np.testing.assert_allclose(cache.body_angvel_w(), exp["body_angvel"], rtol=0, atol=ATOL)
+    np.testing.assert_allclose(cache.body_angvel(), exp["body_angvel"], rtol=0, atol=ATOL)
+
+
+def test_deprecated_read_names_warn_and_return_the_same_values():
+    from mjrefresh.cache import DEPRECATED_READS
+
+    model = mjrefresh.models.quadruped()
+    r = mjrefresh.Refresher(
+        model, bodies=("base", "FL_calf"), relative_to="base", sites=("imu",), num_threads=1
+    )
+    n = 3
+    qpos = np.tile(model.qpos0, (n, 1))
+    qvel = np.linspace(-1, 1, n * model.nv).reshape(n, model.nv)
+    cache = mjrefresh.bind_arrays(r, qpos, qvel)
+    for old, new in DEPRECATED_READS.items():
+        with pytest.warns(
+            DeprecationWarning,
+            match=rf"StateCache\.{old} is deprecated .* use StateCache\.{new} \(same values\)",
+        ):
+            got = getattr(cache, old)(env_ids=[2, 0])
+        np.testing.assert_array_equal(got, getattr(cache, new)(env_ids=[2, 0]))
+    r.close()

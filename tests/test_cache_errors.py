@@ -29,7 +29,7 @@ def test_failing_rows_stay_dirty_and_the_others_are_fresh(failing_passive_instal
         bad = [2, 5]
         qpos[bad, 0] = 500.0
         with pytest.raises(mjrefresh.RefreshError, match="row 2: .*crafted failure") as info:
-            cache.body_pos_w()
+            cache.body_pos()
         assert info.value.rows == (2, 5)
         np.testing.assert_array_equal(cache.dirty, np.isin(np.arange(n), bad))
         assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == n - 2
@@ -38,7 +38,7 @@ def test_failing_rows_stay_dirty_and_the_others_are_fresh(failing_passive_instal
         exp = forward_rows(m, {"qpos": qpos, "qvel": qvel}, rows=good).sensordata
         np.testing.assert_allclose(cache.storage.sensordata[good], exp, rtol=0, atol=1e-12)
         # a read of fresh rows only needs no refresh and does not raise
-        cache.body_pos_w(env_ids=good)
+        cache.body_pos(env_ids=good)
         assert cache.stats.native_calls == 1
         # once the state is fixed, the failing rows are refreshed by the next read
         qpos[bad, 0] = 0.1

@@ -48,15 +48,15 @@ def test_reads_always_current(ops, seed):
                 cache.mark_fresh(arg)
             elif op == "frozen_step":
                 with cache.frozen():
-                    held = cache.body_pos_w().copy()
+                    held = cache.body_pos().copy()
                     be.step(rows=arg, nsub=1)
                     cache.mark_stepped(arg)
-                    np.testing.assert_array_equal(cache.body_pos_w(), held)
+                    np.testing.assert_array_equal(cache.body_pos(), held)
             else:
                 rows = list(range(N)) if arg is None else arg
                 dirty_before = cache.dirty.copy()
                 cache.reset_stats()
-                got = cache.body_linvel_w(
+                got = cache.body_linvel(
                     env_ids=None if arg is None else np.array(arg, dtype=np.int64)
                 )
                 expect_rows = len(set(i for i in rows if dirty_before[i]))
@@ -66,13 +66,13 @@ def test_reads_always_current(ops, seed):
                     exp = expected_outputs(MODEL, be.states(), BODIES, "base", rows=rows)
                     np.testing.assert_allclose(got, exp["body_linvel"], rtol=0, atol=1e-12)
                     np.testing.assert_allclose(
-                        cache.body_pos_b(env_ids=rows), exp["body_pos_rel"], rtol=0, atol=1e-12
+                        cache.body_pos_rel(env_ids=rows), exp["body_pos_rel"], rtol=0, atol=1e-12
                     )
                 untouched = [i for i in range(N) if i not in rows]
                 np.testing.assert_array_equal(cache.dirty[untouched], dirty_before[untouched])
         # finally everything is current
         exp = expected_outputs(MODEL, be.states(), BODIES, "base")
-        np.testing.assert_allclose(cache.body_quat_w(), exp["body_quat"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(cache.body_quat(), exp["body_quat"], rtol=0, atol=1e-12)
         cols = np.concatenate([np.arange(a, b) for a, b in r.plan.column_ranges])
         np.testing.assert_allclose(
             be.sensordata[:, cols], exp["sensordata"][:, cols], rtol=0, atol=1e-12

@@ -59,6 +59,7 @@ def test_info_names_versions_cpus_and_backends():
     assert f"mjrefresh {' ' * 0}".strip() in out and mjrefresh.__version__ in out
     assert "MuJoCo installed" in out and mujoco.__version__ in out
     assert "CPUs" in out and "usable" in out
+    assert "native core" in out and "optimized" in out
     assert "backend: mjbatch-uni (bind_mjbatch)" in out
     assert "backend: mujoco.batch (bind_mujoco_batch)" in out
 

@@ -337,7 +337,7 @@ def test_fast_rejects_uncovered_sensor_by_name():
 
 def test_python_and_native_coverage_rules_agree():
     """For each sensor alone: the planner's rule (plan.fast_uncovered) and the
-    native engine's (fast_uncovered in fast_engine.cc) accept the same ones."""
+    native engine's (fast_uncovered in cpp/fast/coverage.cc) accept the same ones."""
     from mjrefresh import _native
     from mjrefresh import plan as plan_mod
 
@@ -346,16 +346,20 @@ def test_python_and_native_coverage_rules_agree():
     for i in range(m.nsensor):
         why = plan_mod.fast_uncovered(m, [i])
         adr, dim = int(m.sensor_adr[i]), int(m.sensor_dim[i])
-        args = (m._address, 0, [(adr, adr + dim)], [i], [], -1, [], 1, [])
+        config = _native.core.Config()
+        config.columns = [(adr, adr + dim)]
+        config.sensors = [i]
+        config.engine = _native.core.EngineKind.fast
+        args = (m._address, config)
         if why is None:
             covered += 1
-            _native.core.Refresher(*args, "fast").close()
+            _native.core.Refresher(*args).close()
             r = mjrefresh.Refresher(m, sensors=[i], num_threads=1, engine="fast")
             assert r.plan.engine == "fast"
             r.close()
         else:
             with pytest.raises(ValueError, match="engine 'fast'"):
-                _native.core.Refresher(*args, "fast")
+                _native.core.Refresher(*args)
             with pytest.raises(PlanError):
                 mjrefresh.Refresher(m, sensors=[i], num_threads=1, engine="fast")
     assert covered == 15

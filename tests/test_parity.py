@@ -106,7 +106,7 @@ def test_body_and_site_outputs_bit_exact(rich_model, rich_states, rich_reference
 
 
 def test_body_outputs_match_frame_sensors_on_the_body():
-    # DESIGN: body_* equal framepos/framequat/framelinvel/frameangvel on the
+    # Contract: body_* equal framepos/framequat/framelinvel/frameangvel on the
     # body's xbody frame, and *_rel equal those with reftype xbody.
     xml = """<mujoco><worldbody><body name="a" pos="0 0 1"><freejoint/><geom size=".1"/>
       <body name="b" pos=".2 0 0" quat=".9 .3 .1 0"><joint axis="0 1 0"/><geom size=".05"/></body>

@@ -3,6 +3,7 @@ kind of object the name really is, or what names exist."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import mjrefresh
@@ -61,3 +62,75 @@ def test_model_without_names_says_so():
         ValueError, match=r"^sites: unknown site name 'a'; the model has no named site$"
     ):
         mjrefresh.Refresher(m, sites=["a"], num_threads=1)
+
+
+# ------------------------------------------------------------ array errors
+@pytest.fixture(scope="module")
+def refresher(model):
+    r = mjrefresh.Refresher(model, bodies=["base"], num_threads=1)
+    yield r
+    r.close()
+
+
+def _state(model, n=4):
+    return np.tile(model.qpos0, (n, 1)), np.zeros((n, model.nv))
+
+
+def test_shape_errors_name_the_array_that_set_n(model, refresher):
+    qpos, qvel = _state(model)
+    with pytest.raises(
+        ValueError,
+        match=r"^qvel: expected shape \(4, 18\), got \(3, 18\); N = 4 rows is set by qpos "
+        r"\(its first axis\)$",
+    ):
+        refresher.refresh(np.arange(3), qpos, qvel[:3], refresher.outputs(4))
+    with pytest.raises(
+        ValueError,
+        match=r"^body_pos: expected shape \(4, 1, 3\), got \(5, 1, 3\); N = 4 rows is set by qpos",
+    ):
+        refresher.refresh(np.arange(3), qpos, qvel, refresher.outputs(5))
+
+
+def test_dtype_stride_and_list_errors_say_the_fix(model, refresher):
+    qpos, qvel = _state(model)
+    out = refresher.outputs(4)
+    with pytest.raises(
+        TypeError, match=r"qvel: expected dtype float64, got float32 .*qvel\.astype\(np\.float64\)"
+    ):
+        refresher.refresh(np.arange(4), qpos, qvel.astype(np.float32), out)
+    wide = np.zeros((4, 2 * model.nv))
+    with pytest.raises(
+        ValueError, match=r"qvel: the last axis must be contiguous .*np\.ascontiguousarray\(qvel\)"
+    ):
+        refresher.refresh(np.arange(4), qpos, wide[:, ::2], out)
+    with pytest.raises(
+        TypeError,
+        match=r"qvel: expected a numpy array .*got list; convert it once with np\.asarray\(qvel, dtype=np\.float64\)",
+    ):
+        refresher.refresh(np.arange(4), qpos, qvel.tolist(), out)
+    with pytest.raises(
+        TypeError, match=r"out\.body_pos: expected a numpy array .*got list; keep a numpy array"
+    ):
+        refresher.refresh(
+            np.arange(4), qpos, qvel, mjrefresh.RefreshOutputs(body_pos=[[[0.0] * 3]] * 4)
+        )
+    bad = mjrefresh.RefreshOutputs(body_pos=np.zeros((4, 1, 3), dtype=np.int64))
+    with pytest.raises(
+        TypeError,
+        match=r"body_pos: expected dtype float64 or float32, got int64 \(allocate outputs with Refresher\.outputs",
+    ):
+        refresher.refresh(np.arange(4), qpos, qvel, bad)
+
+
+def test_cache_reads_suggest_names(model, refresher):
+    qpos, qvel = _state(model)
+    cache = mjrefresh.bind_arrays(refresher, qpos, qvel)
+    with pytest.raises(
+        ValueError, match=r"^name: unknown sensor 'imu_gyr'; did you mean 'imu_gyro'\?$"
+    ):
+        cache.sensor("imu_gyr")
+    with pytest.raises(
+        ValueError,
+        match=r"^bodies: 'bse' is not one of the refresher's bodies \('base',\); did you mean 'base'\?$",
+    ):
+        cache.body_pos("bse")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from bench.common.availability import mjbatch_unavailable, mujoco_batch_unavailable
+from mjrefresh.bench.availability import mjbatch_unavailable, mujoco_batch_unavailable
 
 
 class BackendUnavailable(Exception):

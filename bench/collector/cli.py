@@ -44,16 +44,10 @@ from typing import Any
 
 from bench.collector import backends, report, tasks, variants
 from bench.collector.worker import run_worker
-from bench.common import envinfo
-from bench.common.cli import (
-    add_readme_args,
-    env_banner,
-    loadavg,
-    new_parser,
-    progress,
-    write_readme_section,
-    write_record,
-)
+from bench.common.cli import add_readme_args, new_parser, write_readme_section
+from mjrefresh.bench import envinfo
+from mjrefresh.bench.envinfo import env_banner, loadavg
+from mjrefresh.bench.output import progress, write_record
 
 #: The directory holding the ``bench`` package: the workers run there, so
 #: that ``python -m bench.collector`` finds it wherever the parent was started.

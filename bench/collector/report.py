@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from bench.common.output import grouped_lines, measured_with
+from mjrefresh.bench.output import grouped_lines, measured_with
 
 SCHEMA = "mjrefresh-collector/1"
 PHASES = ("physics", "update_state", "reset", "replay")

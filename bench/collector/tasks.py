@@ -23,8 +23,7 @@ is a pure function of its inputs and the task's per-row state (command, last
 action, clip phase), so the benchmark can recompute it from ``mj_forward``
 values to check a variant.
 
-Only numpy, mujoco and ``mjrefresh.models`` (loaded through
-``bench.common.models.load_models_module``) are needed.
+Only numpy, mujoco and ``mjrefresh.models`` are needed.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from bench.common.models import load_models_module
+from mjrefresh import models
 
 INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 
@@ -169,7 +168,6 @@ class Task:
     """
 
     def __init__(self, spec: TaskSpec, n: int, seed: int = 0, policy: str = "random") -> None:
-        models = load_models_module()
         self.spec = spec
         self.n = n
         self.model = models.MODELS[spec.model]()

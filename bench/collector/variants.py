@@ -33,8 +33,8 @@ import numpy as np
 
 from bench.collector.backends import Backend
 from bench.collector.tasks import Task
-from bench.common.availability import mjrefresh_unavailable
-from bench.common.stage_loop import python_stage_loop
+from mjrefresh.bench.availability import mjrefresh_unavailable
+from mjrefresh.bench.stage_loop import python_stage_loop
 
 
 class VariantUnavailable(Exception):

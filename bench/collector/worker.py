@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from bench.collector import backends, report, tasks, variants
-from bench.common.cli import progress
-from bench.common.models import forward_columns
+from mjrefresh.bench.output import progress
+from mjrefresh.bench.states import forward_columns
 
 
 class Replay:

@@ -1,3 +1,3 @@
-"""What the benchmarks share: the environment record and availability checks,
-timing, command-line helpers, JSON/README output, the embedded models with
-random states and the per-row Python stage loop."""
+"""What only the repository's benchmark tools need: the ``python -m`` parser,
+the ``--readme`` options and the generated README sections (the shared
+measurement pieces are in :mod:`mjrefresh.bench`)."""

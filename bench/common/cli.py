@@ -1,22 +1,16 @@
-"""Command-line pieces the benchmarks share: the parser, the ``--readme``
-options, progress on stderr, the environment banner and the steps that end a
-run (JSON record, README section)."""
+"""Command-line pieces the research tools share: the parser, the ``--readme``
+options and the README section that ends a run (progress lines, the
+environment banner and the JSON record are in :mod:`mjrefresh.bench`)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from bench.common import output
-
-
-def progress(msg: str) -> None:
-    """One progress line on stderr (stdout holds only the results)."""
-    print(msg, file=sys.stderr, flush=True)
+from mjrefresh.bench.output import progress
 
 
 def new_parser(module: str, doc: str, quick: str | None = None) -> argparse.ArgumentParser:
@@ -43,41 +37,6 @@ def add_readme_args(p: argparse.ArgumentParser, what: str, section_help: str) ->
         help=f"rewrite the {what} section of this README (e.g. bench/README.md) with the table",
     )
     p.add_argument("--readme-section", default=None, help=section_help)
-
-
-def loadavg() -> list[float] | None:
-    """The 1, 5 and 15-minute load averages, or None where the OS has none."""
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
-
-
-def env_banner(env: dict[str, Any], mjrefresh: bool = False) -> str:
-    """The first progress line: CPU, usable CPUs and library versions."""
-    line = (
-        f"{env['cpu_model']}, {env['usable_cpus']} usable CPUs; mujoco {env['mujoco']}, "
-        f"mjbatch-uni {env['mjbatch_uni']}"
-    )
-    return line + (f", mjrefresh {env['mjrefresh']}" if mjrefresh else "")
-
-
-def write_record(
-    args: argparse.Namespace,
-    schema: str,
-    env: dict[str, Any],
-    rest: dict[str, Any],
-    internal: Iterable[str] = (),
-) -> None:
-    """Write ``--json``: schema, environment, the options (without the
-    ``internal`` ones) and ``rest``."""
-    config = {
-        k: (str(v) if isinstance(v, Path) else v)
-        for k, v in vars(args).items()
-        if k not in set(internal)
-    }
-    output.write_json(args.json, schema, {"env": env, "config": config, **rest})
-    progress(f"wrote {args.json}")
 
 
 def write_readme_section(

@@ -1,4 +1,4 @@
-"""The microbenchmark: refresh of tracked sensor columns for N simulations.
-
-Run it with ``python -m bench.micro [options]`` (see :mod:`bench.micro.cli`).
+"""The microbenchmark, run from the repository as ``python -m bench.micro``:
+a thin wrapper over :mod:`mjrefresh.bench` (the same harness as
+``mjrefresh bench``) that can also rewrite bench/README.md's result sections.
 """

@@ -75,7 +75,7 @@ def main() -> None:
             cache.mark_stepped()
             cache.reset_stats()
             t0 = time.perf_counter()
-            cache.body_pos_w()
+            cache.body_pos()
             times.append(time.perf_counter() - t0)
             assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == n
         print(
@@ -87,7 +87,7 @@ def main() -> None:
 
         def one_dirty_row() -> None:
             cache.mark_stepped(one)
-            cache.body_pos_w(env_ids=one)
+            cache.body_pos(env_ids=one)
 
         print(
             f"mark_stepped([5]) + read of env 5 (1 native call, 1 row): "
@@ -96,17 +96,17 @@ def main() -> None:
         ids = np.arange(0, n, 7)
         cache.reset_stats()
         reads = {
-            "body_pos_w()": lambda: cache.body_pos_w(),
-            "body_quat_w()": lambda: cache.body_quat_w(),
-            "body_linvel_w()": lambda: cache.body_linvel_w(),
-            "body_pos_b()": lambda: cache.body_pos_b(),
-            "body_pos_w('base')": lambda: cache.body_pos_w("base"),
+            "body_pos()": lambda: cache.body_pos(),
+            "body_quat()": lambda: cache.body_quat(),
+            "body_linvel()": lambda: cache.body_linvel(),
+            "body_pos_rel()": lambda: cache.body_pos_rel(),
+            "body_pos('base')": lambda: cache.body_pos("base"),
             "sensor('track_pos_w/base')": lambda: cache.sensor("track_pos_w/base"),
-            "body_pos_w(bodies=[4 feet])": lambda: cache.body_pos_w(
+            "body_pos(bodies=[4 feet])": lambda: cache.body_pos(
                 ["FL_calf", "FR_calf", "RL_calf", "RR_calf"]
             ),
-            "body_pos_w(env_ids=slice)": lambda: cache.body_pos_w(env_ids=slice(0, 64)),
-            f"body_pos_w(env_ids={ids.size} ids)": lambda: cache.body_pos_w(env_ids=ids),
+            "body_pos(env_ids=slice)": lambda: cache.body_pos(env_ids=slice(0, 64)),
+            f"body_pos(env_ids={ids.size} ids)": lambda: cache.body_pos(env_ids=ids),
             "refresh_dirty_rows() (nothing dirty)": lambda: cache.refresh_dirty_rows(),
         }
         print("repeated reads within one step (no native call):")

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import timing
 from bench.common.cli import new_parser
-from bench.common.models import load_models_module, random_states
 from bench.common.output import print_table
+from mjrefresh import models
+from mjrefresh.bench import timing
+from mjrefresh.bench.states import random_states
 
 
 def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
@@ -74,7 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=11)
     p.add_argument("--readme", type=Path, default=None)
     args = p.parse_args(argv)
-    models = load_models_module()
     lines = [
         f"N={args.n}, every row dirty, one thread; us per row (median, min-max)",
         f"{'model':<10} {'what':<16} {'us/row':>7} {'(min-max)':>15}",

@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import envinfo, timing
 from bench.common.cli import new_parser
-from bench.common.models import load_models_module, random_states
 from bench.common.output import print_table
+from mjrefresh import models
+from mjrefresh.bench import envinfo, timing
+from mjrefresh.bench.states import random_states
 
 FIELDS = ("body_pos", "body_quat", "jnt_axis")
 
@@ -59,7 +60,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--readme", type=Path, default=None)
     args = p.parse_args(argv)
 
-    models = load_models_module()
     model = models.quadruped()
     layout = models.tracking_layout(model)
     qpos, qvel = random_states(model, args.n, seed=0)

@@ -3,6 +3,7 @@ simulations up to date with their current qpos/qvel, in one native call over
 worker threads.
 
 Public API: :class:`Refresher` (plan once per model, refresh rows),
+:class:`BoundRefresh` (a refresh bound to arrays validated once),
 :class:`RefreshOutputs`, :class:`RefreshPlan`, :class:`RefreshError`;
 :class:`StateCache` (when to refresh which rows) and the backend bindings
 ``bind_arrays``, ``bind_mjbatch``/:class:`MjbatchSensorRefresher`,
@@ -21,6 +22,7 @@ from .backends import (
     bind_mjdata_list,
     bind_mujoco_batch,
 )
+from .bound_refresh import BoundRefresh
 from .cache import CacheStats, StateCache
 from .outputs import RefreshOutputs
 from .plan import PlanError, RefreshPlan
@@ -31,6 +33,7 @@ MUJOCO_BUILD_VERSION: str = _core.MUJOCO_BUILD_VERSION
 
 __all__ = [
     "MUJOCO_BUILD_VERSION",
+    "BoundRefresh",
     "PlanError",
     "RefreshError",
     "RefreshOutputs",

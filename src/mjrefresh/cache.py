@@ -4,135 +4,67 @@ A :class:`StateCache` sits between a simulation backend and one
 :class:`~mjrefresh.Refresher`. The backend tells it what happened to each row
 (``mark_stepped`` after physics, ``mark_fresh`` after its own forward/reset,
 ``mark_dirty`` after a state write); readers ask it for values
-(``body_pos_w``, ``sensor``, ...). A read refreshes, in one native call, only
+(``body_pos``, ``sensor``, ...). A read refreshes, in one native call, only
 the dirty rows among the rows it returns; a repeated read refreshes nothing.
+
+This module holds the read accessors; binding, marks and refreshes are in
+:mod:`mjrefresh.cache_lifecycle`, row parsing in :mod:`mjrefresh._rows`.
 """
 
 from __future__ import annotations
 
-import time as _time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, fields
+import warnings
+from collections.abc import Sequence
 from typing import Any, Union
 
 import mujoco
 import numpy as np
 
-from .outputs import RefreshOutputs, as_array
-from .refresher import Refresher, RefreshError
+from ._rows import RowsLike, is_int, normalize_rows
+from ._suggest import did_you_mean, model_names, unknown_name_hint
+from .cache_lifecycle import CacheLifecycle, CacheStats
+from .outputs import RefreshOutputs
 
-#: What ``env_ids``/``rows`` accept: None (all rows), an int, a slice, a
-#: sequence or array of int row ids, or a bool mask of length N.
-RowsLike = Union[int, slice, Sequence[int], np.ndarray, Any, None]  # noqa: UP007
+__all__ = ["BodiesLike", "CacheStats", "RowsLike", "StateCache", "normalize_rows"]
+
+#: Read names of earlier releases -> the name they were renamed to. Reads are
+#: named like the outputs they return (``RefreshOutputs``, ``Refresher``), so
+#: there is one vocabulary; the old names stay for one release and warn.
+DEPRECATED_READS: dict[str, str] = {
+    "body_pos_w": "body_pos",
+    "body_quat_w": "body_quat",
+    "body_linvel_w": "body_linvel",
+    "body_angvel_w": "body_angvel",
+    "body_pos_b": "body_pos_rel",
+    "body_quat_b": "body_quat_rel",
+    "site_pos_w": "site_pos",
+    "site_mat_w": "site_mat",
+}
+
+
+def _deprecated_read(old: str, new: str) -> Any:
+    """A method `old` that warns (DeprecationWarning) and calls `new`."""
+
+    def read(self: StateCache, *args: Any, **kwargs: Any) -> np.ndarray:
+        warnings.warn(
+            f"StateCache.{old} is deprecated and will be removed in the next release; "
+            f"use StateCache.{new} (same values)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)(*args, **kwargs)
+
+    read.__name__ = read.__qualname__ = old
+    read.__doc__ = f"Deprecated alias of :meth:`{new}` (removed in the next release)."
+    return read
+
 
 #: What ``bodies`` accepts: None (all of the refresher's bodies), one body name
 #: or model body id (drops the body axis), or a sequence of them.
 BodiesLike = Union[str, int, Sequence[Union[str, int]], None]  # noqa: UP007
 
 
-def _as_output(name: str, obj: Any) -> Any:
-    """Numpy view of a buffer-protocol object (memoryview, ctypes array, ...)
-    that is neither a numpy array nor a DLPack/array-interface exporter;
-    everything else is passed on unchanged (and checked later)."""
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__dlpack__"):
-        return obj
-    if hasattr(obj, "__array_interface__"):
-        return obj
-    try:
-        view = memoryview(obj)
-    except TypeError:
-        return obj  # rejected with a message naming `name` by as_array
-    if view.readonly:
-        raise ValueError(
-            f"{name}: expected a writable buffer, got a read-only {type(obj).__name__}"
-        )
-    return np.asarray(view)
-
-
-@dataclass
-class CacheStats:
-    """Counters of a :class:`StateCache` (reset with :meth:`reset`).
-
-    Attributes:
-        native_calls: native refresh calls made (each covers many rows).
-        rows_refreshed: rows refreshed by those calls.
-        reads: reads served (``body_*``, ``sensor``, ``outputs``).
-        cached_reads: reads served without a refresh (nothing they return
-            was dirty, or inside :meth:`StateCache.frozen`).
-        native_seconds: wall-clock seconds spent inside native calls.
-    """
-
-    native_calls: int = 0
-    rows_refreshed: int = 0
-    reads: int = 0
-    cached_reads: int = 0
-    native_seconds: float = 0.0
-
-    def reset(self) -> None:
-        """Set every counter back to zero."""
-        for f in fields(self):
-            setattr(self, f.name, type(getattr(self, f.name))())
-
-    def as_dict(self) -> dict[str, float]:
-        """The counters as a plain dict."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-def _is_int(x: object) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def normalize_rows(name: str, rows: Any, n: int) -> int | slice | np.ndarray:
-    """Validate `rows` for N = `n` rows and return an index into axis 0.
-
-    Returns an int, a slice, or an int64 array of row ids (order and
-    duplicates kept; a bool mask becomes the ids where it is true).
-
-    Raises:
-        TypeError: not an int, slice, int sequence/array or bool mask.
-        ValueError: a row id outside ``[0, n)`` or a mask of the wrong length.
-    """
-    if _is_int(rows):
-        r = int(rows)
-        if not 0 <= r < n:
-            raise ValueError(f"{name}: expected a row id in [0, {n}), got {r}")
-        return r
-    if isinstance(rows, slice):
-        return rows
-    if isinstance(rows, (bool, np.bool_, str, bytes, float)):
-        raise TypeError(
-            f"{name}: expected None, an int, a slice, int row ids or a bool mask, "
-            f"got {type(rows).__name__} {rows!r}"
-        )
-    if isinstance(rows, (list, tuple, range)):
-        a = np.asarray(rows)
-        if a.size == 0:
-            a = a.astype(np.int64)
-    else:
-        a = as_array(name, rows)
-    if a.ndim != 1:
-        raise ValueError(
-            f"{name}: expected a 1-D array of row ids or a bool mask, got shape {a.shape}"
-        )
-    if a.dtype == np.bool_:
-        if a.shape[0] != n:
-            raise ValueError(
-                f"{name}: expected a bool mask of length {n} (N), got length {a.shape[0]}"
-            )
-        return np.flatnonzero(a)
-    if a.dtype.kind not in "iu":
-        raise TypeError(f"{name}: expected int row ids or a bool mask, got dtype {a.dtype}")
-    a = a.astype(np.int64, copy=False)
-    if a.size:
-        lo, hi = int(a.min()), int(a.max())
-        if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
-    return a
-
-
-class StateCache:
+class StateCache(CacheLifecycle):
     """Per-row dirty tracking and on-demand refresh over one :class:`Refresher`.
 
     The cache is bound once to the backend's live state arrays and to output
@@ -143,8 +75,8 @@ class StateCache:
     * :meth:`mark_stepped` after physics (derived values are one substep
       stale), :meth:`mark_dirty` after writing state without a forward,
       :meth:`mark_fresh` after the backend's own forward/reset.
-    * ``body_pos_w``/``body_quat_w``/``body_linvel_w``/``body_angvel_w``
-      (world frame), ``body_pos_b``/``body_quat_b`` (in the refresher's
+    * ``body_pos``/``body_quat``/``body_linvel``/``body_angvel``
+      (world frame), ``body_pos_rel``/``body_quat_rel`` (in the refresher's
       ``relative_to`` frame), :meth:`sensor` and :meth:`outputs` refresh, in
       one native call, the dirty rows among the rows they return, then return
       the values. Nothing else is refreshed: other dirty rows stay dirty.
@@ -188,296 +120,11 @@ class StateCache:
         TypeError, ValueError: a bad argument, naming it with expected vs got.
     """
 
-    def __init__(
-        self,
-        refresher: Refresher,
-        num_envs: int,
-        *,
-        qpos: Any,
-        qvel: Any,
-        mocap_pos: Any = None,
-        mocap_quat: Any = None,
-        time: Any = None,
-        dtype: type | np.dtype = np.float64,
-        backend_outputs: Iterable[str] = (),
-        model_fields: Mapping[str, Any] | None = None,
-        **outputs: Any,
-    ) -> None:
-        if not isinstance(refresher, Refresher):
-            raise TypeError(
-                f"refresher: expected mjrefresh.Refresher, got {type(refresher).__name__}"
-            )
-        if not _is_int(num_envs) or int(num_envs) < 1:
-            raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
-        n = int(num_envs)
-        model = refresher.model
-        plan = refresher.plan
-        self._refresher = refresher
-        self._n = n
-
-        inputs: dict[str, np.ndarray] = {}
-        for name, value, width in (("qpos", qpos, model.nq), ("qvel", qvel, model.nv)):
-            a = as_array(name, value)
-            if a.ndim != 2 or a.shape != (n, width):
-                raise ValueError(f"{name}: expected shape ({n}, {width}), got {a.shape}")
-            inputs[name] = a
-        if model.nmocap:
-            for name, value, width in (("mocap_pos", mocap_pos, 3), ("mocap_quat", mocap_quat, 4)):
-                if value is None:
-                    raise ValueError(
-                        f"{name}: the model has {model.nmocap} mocap bodies; expected an array "
-                        f"of shape ({n}, {model.nmocap}, {width}), got None"
-                    )
-                a = as_array(name, value)
-                if a.shape != (n, model.nmocap, width):
-                    raise ValueError(
-                        f"{name}: expected shape ({n}, {model.nmocap}, {width}), got {a.shape}"
-                    )
-                inputs[name] = a
-        if time is not None:
-            if (
-                _is_int(time)
-                or isinstance(time, (float, np.floating))
-                or (isinstance(time, np.ndarray) and time.ndim == 0)
-            ):
-                t = np.full(n, float(time))
-            else:
-                t = as_array("time", time)
-                if t.shape != (n,):
-                    raise ValueError(f"time: expected a scalar or shape ({n},), got {t.shape}")
-            inputs["time"] = t
-        elif plan.needs_time:
-            raise ValueError(
-                "time: the refresher selects a clock sensor; expected a scalar or an "
-                f"({n},) float64 array, got None"
-            )
-
-        # An output passed as None is allocated by the cache, like an omitted one.
-        outputs = {k: v for k, v in outputs.items() if v is not None}
-        backend = tuple(backend_outputs)
-        for name in backend:
-            if name not in outputs:
-                raise ValueError(
-                    f"backend_outputs: {name!r} is not one of the supplied output arrays "
-                    f"{tuple(sorted(outputs))}"
-                )
-        outputs = {k: _as_output(k, v) for k, v in outputs.items()}
-        out = refresher.outputs(n, dtype, **outputs)
-        # Full validation (dtypes, shapes, strides, writability, overlaps)
-        # once, on these very arrays; later calls use the pre-validated path.
-        refresher.refresh(
-            np.empty(0, np.int64),
-            inputs["qpos"],
-            inputs["qvel"],
-            out,
-            mocap_pos=inputs.get("mocap_pos"),
-            mocap_quat=inputs.get("mocap_quat"),
-            time=inputs.get("time"),
-            model_fields=model_fields,
-        )
-        if plan.model_fields:
-            # Bound once, in plan order; read in place on every refresh.
-            inputs["model_fields"] = [
-                as_array(f"model_fields[{f!r}]", model_fields[f]) for f in plan.model_fields
-            ]
-        self._inputs = inputs
-        self._out = out
-        self._outputs = out.arrays()
-        self._supplied = frozenset(outputs)
-        # mark_fresh may clear rows only if every output is kept current by the
-        # backend's own forward; otherwise the cache's arrays still need one.
-        self._fresh_clears = set(self._outputs) <= set(backend)
-        self._dirty = np.ones(n, dtype=bool)
-        self._maybe_dirty = True
-        self._frozen = 0
-        self._stats = CacheStats()
-
-        self._body_col = {}
-        for k, (bid, bname) in enumerate(zip(plan.body_ids, plan.body_names, strict=True)):
-            self._body_col[bid] = k
-            self._body_col[bname] = k
-        self._bodies_cache: dict[Any, Any] = {}
-        self._sensor_cols: dict[Any, slice] = {}
-        for sid, sname in zip(plan.sensor_ids, plan.sensor_names, strict=True):
-            adr, dim = int(model.sensor_adr[sid]), int(model.sensor_dim[sid])
-            covered = all(
-                any(a <= c < b for a, b in plan.column_ranges) for c in range(adr, adr + dim)
-            )
-            if covered:
-                self._sensor_cols[sid] = self._sensor_cols[sname] = slice(adr, adr + dim)
-
-    # ------------------------------------------------------------------ info
-    @property
-    def refresher(self) -> Refresher:
-        """The refresher this cache calls."""
-        return self._refresher
-
-    @property
-    def num_envs(self) -> int:
-        """N, the number of rows."""
-        return self._n
-
-    @property
-    def storage(self) -> RefreshOutputs:
-        """The output arrays, as they are (no refresh)."""
-        return self._out
-
-    @property
-    def dirty(self) -> np.ndarray:
-        """Read-only view of the per-row dirty mask, shape ``(N,)``."""
-        v = self._dirty.view()
-        v.flags.writeable = False
-        return v
-
-    @property
-    def num_dirty(self) -> int:
-        """Number of dirty rows."""
-        return int(np.count_nonzero(self._dirty))
-
-    @property
-    def stats(self) -> CacheStats:
-        """Live counters: native calls, rows refreshed, reads, cached reads, seconds."""
-        return self._stats
-
-    def reset_stats(self) -> None:
-        """Zero :attr:`stats`."""
-        self._stats.reset()
-
-    @property
-    def is_frozen(self) -> bool:
-        """True inside :meth:`frozen`."""
-        return self._frozen > 0
-
-    # ----------------------------------------------------------------- marks
-    def mark_stepped(self, rows: RowsLike = None) -> None:
-        """Physics advanced `rows` (default: all): their derived values are stale."""
-        self._mark(rows, True, "rows")
-
-    def mark_dirty(self, rows: RowsLike) -> None:
-        """The backend wrote the state of `rows` without a forward (e.g. a reset
-        that only writes qpos/qvel); `rows` is required (pass None for all)."""
-        self._mark(rows, True, "rows")
-
-    def mark_fresh(self, rows: RowsLike = None) -> None:
-        """The backend brought `rows` (default: all) current itself, by its own
-        forward or reset+forward.
-
-        When every output of this cache is one the backend writes in that
-        forward (``backend_outputs``, e.g. only a backend's bound
-        ``sensordata``), the rows become fresh and cost nothing. Otherwise the
-        cache's own arrays still describe the old state, so the rows become
-        dirty and the next read that returns them refreshes them.
-        """
-        self._mark(rows, not self._fresh_clears, "rows")
-
-    def _mark(self, rows: RowsLike, value: bool, name: str) -> None:
-        if rows is None:
-            self._dirty[:] = value
-        else:
-            self._dirty[normalize_rows(name, rows, self._n)] = value
-        if value:
-            self._maybe_dirty = True
-
-    @contextmanager
-    def frozen(self) -> Iterator[StateCache]:
-        """Reads inside this block return the stored values and never refresh.
-
-        For the window in which the backend's own per-substep callback already
-        supplies current values. Marks made inside the block are kept when it
-        ends (the next read outside refreshes them). Blocks nest.
-        """
-        self._frozen += 1
-        try:
-            yield self
-        finally:
-            self._frozen -= 1
-
-    # --------------------------------------------------------------- refresh
-    def refresh_dirty_rows(self, env_ids: RowsLike = None) -> int:
-        """Refresh the dirty rows among `env_ids` (default: all) in one native
-        call and return how many were refreshed (0 if none was dirty).
-
-        An explicit call refreshes even inside :meth:`frozen`.
-
-        Raises:
-            RefreshError: MuJoCo failed in some rows; they stay dirty, the
-                others were refreshed.
-        """
-        rows = None if env_ids is None else normalize_rows("env_ids", env_ids, self._n)
-        return self._refresh_needed(rows)
-
-    def _refresh_needed(self, rows: int | slice | np.ndarray | None) -> int:
-        if not self._maybe_dirty:
-            return 0
-        d = self._dirty
-        if rows is None:
-            ids = np.flatnonzero(d)
-            if ids.size == 0:
-                self._maybe_dirty = False
-                return 0
-            self._refresh_ids(ids)
-            self._maybe_dirty = False
-            return int(ids.size)
-        if isinstance(rows, int):
-            if not d[rows]:
-                return 0
-            ids = np.array([rows], dtype=np.int64)
-        elif isinstance(rows, slice):
-            start = rows.indices(self._n)[0]
-            step = rows.indices(self._n)[2]
-            ids = np.flatnonzero(d[rows]) * step + start
-            if ids.size == 0:
-                return 0
-            if step < 0:
-                ids = ids[::-1]
-        else:
-            ids = rows[d[rows]]
-            if ids.size == 0:
-                return 0
-            ids = np.unique(ids)
-        self._refresh_ids(ids)
-        return int(ids.size)
-
-    def _refresh_ids(self, ids: np.ndarray) -> None:
-        """One native call over `ids` (sorted, unique, all dirty)."""
-        self._before_refresh(ids)
-        stats = self._stats
-        t0 = _time.perf_counter()
-        try:
-            self._refresher._call_core(ids, self._inputs, self._outputs)
-        except RefreshError as exc:
-            ok = np.setdiff1d(ids, np.asarray(exc.rows, dtype=np.int64), assume_unique=True)
-            self._dirty[ok] = False
-            stats.rows_refreshed += int(ok.size)
-            self._after_refresh(ok)
-            raise
-        finally:
-            stats.native_seconds += _time.perf_counter() - t0
-            stats.native_calls += 1
-        self._dirty[ids] = False
-        stats.rows_refreshed += int(ids.size)
-        self._after_refresh(ids)
-
-    def _before_refresh(self, ids: np.ndarray) -> None:
-        """Hook for backends whose state must be gathered first (no-op here)."""
-
-    def _after_refresh(self, ids: np.ndarray) -> None:
-        """Hook for backends that scatter results afterwards (no-op here)."""
-
-    def _prepare(self, env_ids: RowsLike) -> int | slice | np.ndarray | None:
-        """Validate `env_ids`, refresh what a read of them needs, count the read."""
-        rows = None if env_ids is None else normalize_rows("env_ids", env_ids, self._n)
-        stats = self._stats
-        stats.reads += 1
-        if self._frozen or not self._maybe_dirty or self._refresh_needed(rows) == 0:
-            stats.cached_reads += 1
-        return rows
-
     # ----------------------------------------------------------------- reads
-    def _output(self, name: str, what: str) -> np.ndarray:
+    def _output(self, name: str) -> np.ndarray:
         arr = self._outputs.get(name)
         if arr is None:
-            raise ValueError(f"{what}: the refresher selects no {self._why_missing(name)}")
+            raise ValueError(f"{name}: the refresher selects no {self._why_missing(name)}")
         return arr
 
     def _why_missing(self, name: str) -> str:
@@ -495,7 +142,7 @@ class StateCache:
         key: Any = None
         if isinstance(bodies, str):
             key = bodies
-        elif _is_int(bodies):
+        elif is_int(bodies):
             key = int(bodies)  # type: ignore[arg-type]
         elif isinstance(bodies, (bool, np.bool_, float)):
             raise TypeError(
@@ -511,7 +158,7 @@ class StateCache:
                     f"got {type(bodies).__name__}"
                 ) from None
             for b in items:
-                if not isinstance(b, str) and not _is_int(b):
+                if not isinstance(b, str) and not is_int(b):
                     raise TypeError(
                         f"bodies: expected body names (str) or model body ids (int), "
                         f"got {type(b).__name__} {b!r}"
@@ -524,9 +171,12 @@ class StateCache:
         def col(b: str | int) -> int:
             k = self._body_col.get(b)
             if k is None:
+                hint = (
+                    did_you_mean(b, self._refresher.plan.body_names) if isinstance(b, str) else ""
+                )
                 raise ValueError(
                     f"bodies: {b!r} is not one of the refresher's bodies "
-                    f"{self._refresher.plan.body_names}"
+                    f"{self._refresher.plan.body_names}{hint}"
                 )
             return k
 
@@ -551,48 +201,46 @@ class StateCache:
             return np.take(a, cols, axis=a.ndim - 2)
         return a[..., cols, :]
 
-    def _read_items(
-        self, name: str, what: str, bodies: BodiesLike, env_ids: RowsLike
-    ) -> np.ndarray:
-        arr = self._output(name, what)
+    def _read_items(self, name: str, bodies: BodiesLike, env_ids: RowsLike) -> np.ndarray:
+        arr = self._output(name)
         cols = self._body_index(bodies)
         rows = self._prepare(env_ids)
         return self._take(arr, rows, cols)
 
-    def body_pos_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_pos(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World position of the bodies' frames, ``(N, B, 3)`` (rows/bodies selectable)."""
-        return self._read_items("body_pos", "body_pos_w", bodies, env_ids)
+        return self._read_items("body_pos", bodies, env_ids)
 
-    def body_quat_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_quat(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World orientation (w, x, y, z) of the bodies' frames, ``(N, B, 4)``."""
-        return self._read_items("body_quat", "body_quat_w", bodies, env_ids)
+        return self._read_items("body_quat", bodies, env_ids)
 
-    def body_linvel_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_linvel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World linear velocity of the bodies' frame origins, ``(N, B, 3)``."""
-        return self._read_items("body_linvel", "body_linvel_w", bodies, env_ids)
+        return self._read_items("body_linvel", bodies, env_ids)
 
-    def body_angvel_w(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_angvel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """World angular velocity of the bodies, ``(N, B, 3)``."""
-        return self._read_items("body_angvel", "body_angvel_w", bodies, env_ids)
+        return self._read_items("body_angvel", bodies, env_ids)
 
-    def body_pos_b(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_pos_rel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """Position of the bodies in the ``relative_to`` body's frame, ``(N, B, 3)``."""
-        return self._read_items("body_pos_rel", "body_pos_b", bodies, env_ids)
+        return self._read_items("body_pos_rel", bodies, env_ids)
 
-    def body_quat_b(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
+    def body_quat_rel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
         """Orientation of the bodies in the ``relative_to`` body's frame, ``(N, B, 4)``."""
-        return self._read_items("body_quat_rel", "body_quat_b", bodies, env_ids)
+        return self._read_items("body_quat_rel", bodies, env_ids)
 
-    def site_pos_w(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
+    def site_pos(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
         """World position of the refresher's sites, ``(N, S, 3)``."""
         self._check_no_subset(sites)
-        arr = self._output("site_pos", "site_pos_w")
+        arr = self._output("site_pos")
         return self._take(arr, self._prepare(env_ids), None)
 
-    def site_mat_w(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
+    def site_mat(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
         """World orientation matrix (row-major) of the refresher's sites, ``(N, S, 9)``."""
         self._check_no_subset(sites)
-        arr = self._output("site_mat", "site_mat_w")
+        arr = self._output("site_mat")
         return self._take(arr, self._prepare(env_ids), None)
 
     @staticmethod
@@ -615,7 +263,7 @@ class StateCache:
             ValueError: the sensor is unknown, or neither refreshed by this
                 cache nor an acceleration-stage sensor of a backend array.
         """
-        if not isinstance(name, str) and not _is_int(name):
+        if not isinstance(name, str) and not is_int(name):
             raise TypeError(
                 "name: expected a sensor name (str) or id (int), "
                 f"got {type(name).__name__} {name!r}"
@@ -637,8 +285,11 @@ class StateCache:
         if isinstance(name, str):
             sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
             if sid < 0:
-                raise ValueError(f"name: unknown sensor {name!r}")
-        elif _is_int(name):
+                hint = unknown_name_hint(
+                    name, model_names(model, mujoco.mjtObj.mjOBJ_SENSOR, model.nsensor), "sensor"
+                )
+                raise ValueError(f"name: unknown sensor {name!r}{hint}")
+        elif is_int(name):
             sid = int(name)
             if not 0 <= sid < model.nsensor:
                 raise ValueError(f"name: sensor id {sid} out of range [0, {model.nsensor})")
@@ -670,6 +321,6 @@ class StateCache:
             return self._out
         return RefreshOutputs(**{k: v[rows] for k, v in self._outputs.items()})
 
-    def __repr__(self) -> str:
-        frozen = ", frozen" if self._frozen else ""
-        return f"<mjrefresh.StateCache N={self._n}, {self.num_dirty} dirty{frozen}>"
+
+for _old, _new in DEPRECATED_READS.items():
+    setattr(StateCache, _old, _deprecated_read(_old, _new))

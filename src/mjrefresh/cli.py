@@ -6,6 +6,8 @@ Sub-commands:
 * ``plan MODEL``: what a refresh of a selection on MODEL (an MJCF/MJB file
   or an embedded model name) would run: engine and why, stages, refused
   sensors with their reasons.
+* ``bench [MODEL]``: time every installed way of refreshing that selection
+  here, checked against ``mj_forward`` (:mod:`mjrefresh.bench.cli`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,19 @@ def _cores_note() -> str:
     return " (source build)"
 
 
+def _build_text() -> str:
+    """One line on how the native core was compiled (``_core.BUILD_INFO``)."""
+    b = _core.BUILD_INFO
+    flags = [
+        "optimized" if b["optimized"] else "not optimized",
+        f"SIMD {b['simd']}",
+        "assertions on" if b["assertions"] else "assertions off",
+    ]
+    if b["sanitizers"]:
+        flags.append(f"sanitizers {b['sanitizers']}")
+    return f"{b['compiler']}, " + ", ".join(flags)
+
+
 def info_lines() -> list[str]:
     """The report of ``mjrefresh info``, one line per fact."""
     from . import __version__
@@ -72,6 +87,7 @@ def info_lines() -> list[str]:
         ),
         ("MuJoCo the core was built for", _core.MUJOCO_BUILD_VERSION + _cores_note()),
         ("Python", f"{platform.python_version()} ({sys.executable})"),
+        ("native core", _build_text()),
         ("platform", f"{platform.system()} {platform.machine()}"),
         (
             "CPUs",
@@ -153,6 +169,20 @@ def plan_text(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def add_selection_args(p: argparse.ArgumentParser, posvel_note: str = "") -> None:
+    """``--bodies``, ``--sites`` and ``--sensors`` | ``--all-posvel`` (what
+    ``plan`` and ``bench`` select); ``posvel_note`` ends the last one's help."""
+    p.add_argument("--bodies", nargs="+", metavar="BODY", help="bodies (names or ids)")
+    p.add_argument("--sites", nargs="+", metavar="SITE", help="sites (names or ids)")
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
+    sel.add_argument(
+        "--all-posvel",
+        action="store_true",
+        help="every position/velocity-stage sensor a refresh computes" + posvel_note,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mjrefresh",
@@ -164,18 +194,14 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument(
         "model", help="MJCF (.xml) or MJB file, or an embedded model: " + ", ".join(models.MODELS)
     )
-    pl.add_argument("--bodies", nargs="+", metavar="BODY", help="bodies (names or ids)")
+    add_selection_args(pl)
     pl.add_argument("--relative-to", metavar="BODY", help="frame of the *_rel body outputs")
-    pl.add_argument("--sites", nargs="+", metavar="SITE", help="sites (names or ids)")
-    sel = pl.add_mutually_exclusive_group()
-    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
-    sel.add_argument(
-        "--all-posvel",
-        action="store_true",
-        help="every position/velocity-stage sensor a refresh computes",
-    )
     pl.add_argument("--engine", choices=("auto", "exact", "fast"), default="auto")
     pl.add_argument("--verbose", "-v", action="store_true", help="full listing")
+    from .bench.cli import add_parser as add_bench_parser
+
+    bench = add_bench_parser(sub)
+    bench.set_defaults(parser=bench)
     return p
 
 
@@ -186,4 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(info_lines()))
     elif args.command == "plan":
         print(plan_text(args))
+    elif args.command == "bench":
+        from .bench.cli import main as bench_main
+
+        return bench_main(args, args.parser)
     return 0

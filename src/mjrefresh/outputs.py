@@ -7,17 +7,17 @@ from typing import Any
 
 import numpy as np
 
+from ._native import core as _core
+
+# The native output table (cpp/core/selection.h kOutputs): (name, what the
+# middle axis is indexed by: "bodies"/"relative"/"sites", or "sensordata"
+# for the (N, nsensordata) array, values per item), in the core's order.
+OUTPUTS: tuple[tuple[str, str, int], ...] = tuple(
+    (str(name), str(by), int(width)) for name, by, width in _core.OUTPUTS
+)
+
 # name -> (per-item width) for item outputs; sensordata is (N, nsensordata).
-ITEM_WIDTH: dict[str, int] = {
-    "body_pos": 3,
-    "body_quat": 4,
-    "body_linvel": 3,
-    "body_angvel": 3,
-    "body_pos_rel": 3,
-    "body_quat_rel": 4,
-    "site_pos": 3,
-    "site_mat": 9,
-}
+ITEM_WIDTH: dict[str, int] = {name: width for name, by, width in OUTPUTS if by != "sensordata"}
 
 
 @dataclass
@@ -53,7 +53,17 @@ class RefreshOutputs:
         }
 
 
-OUTPUT_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RefreshOutputs))
+OUTPUT_NAMES: tuple[str, ...] = tuple(name for name, _, _ in OUTPUTS)
+if OUTPUT_NAMES != tuple(f.name for f in fields(RefreshOutputs)):
+    raise ImportError(
+        "mjrefresh: RefreshOutputs fields "
+        f"{tuple(f.name for f in fields(RefreshOutputs))} do not match the native core's "
+        f"outputs {OUTPUT_NAMES}; the extension and the Python package are out of step"
+    )
+
+
+# Arguments a refresh writes into (besides the ``out.*`` arrays).
+_WRITTEN = frozenset({*OUTPUT_NAMES, "dirty"})
 
 
 def as_array(name: str, obj: Any) -> np.ndarray:
@@ -72,7 +82,14 @@ def as_array(name: str, obj: Any) -> np.ndarray:
             raise TypeError(f"{name}: cannot view {type(obj).__name__} in place ({exc})") from None
     if hasattr(obj, "__array_interface__"):
         return np.asarray(obj)
+    fix = (
+        f"keep a numpy array and pass it: results written into a converted copy would never "
+        f"reach your {type(obj).__name__}"
+        if name.startswith("out") or name in _WRITTEN
+        else f"convert it once with np.asarray({name.split('[')[0]}, dtype=np.float64) and "
+        "keep that array (mjrefresh reads arrays in place)"
+    )
     raise TypeError(
         f"{name}: expected a numpy array (or a CPU array exporting DLPack), "
-        f"got {type(obj).__name__}"
+        f"got {type(obj).__name__}; {fix}"
     )

@@ -13,39 +13,19 @@ from dataclasses import dataclass, field
 
 import mujoco
 
+from ._native import core as _core
 from ._suggest import did_you_mean, model_names, other_kind_hint, unknown_name_hint
 
-# Stage names in the order the exact engine runs them (= mj_forward's order).
-STAGE_ORDER: tuple[str, ...] = (
-    "kinematics",
-    "comPos",
-    "camlight",
-    "flex",
-    "tendon",
-    "transmission",
-    "sensorPos",
-    "comVel",
-    "fwdVelocity",
-    "sensorVel",
-)
+# Stage names in the order the exact engine runs them (= mj_forward's order),
+# as the native core defines them (_core.Stage, cpp/core/selection.h).
+STAGE_ORDER: tuple[str, ...] = tuple(str(s.name) for s in _core.Stage)
 
 # Per-environment model fields a refresh can take (domain randomisation):
-# name -> (count attribute of MjModel, values per item). The order is the
-# ModelField enum in cpp/model_fields.h.
+# name -> (count attribute of MjModel, values per item), in the order of the
+# native ModelField enum. The core generates this table from MuJoCo's
+# mjxmacro.h (cpp/core/model_fields.cc).
 MODEL_FIELDS: dict[str, tuple[str, int]] = {
-    "body_pos": ("nbody", 3),
-    "body_quat": ("nbody", 4),
-    "body_ipos": ("nbody", 3),
-    "body_iquat": ("nbody", 4),
-    "body_mass": ("nbody", 1),
-    "body_inertia": ("nbody", 3),
-    "jnt_pos": ("njnt", 3),
-    "jnt_axis": ("njnt", 3),
-    "site_pos": ("nsite", 3),
-    "site_quat": ("nsite", 4),
-    "geom_pos": ("ngeom", 3),
-    "geom_quat": ("ngeom", 4),
-    "sensor_cutoff": ("nsensor", 1),
+    name: (count, width) for name, count, width in _core.MODEL_FIELDS
 }
 _FIELD_IDS = {name: i for i, name in enumerate(MODEL_FIELDS)}
 
@@ -114,73 +94,15 @@ _CAMERA_STAGES = frozenset({"kinematics", "comPos", "camlight"})
 
 ENGINES: tuple[str, ...] = ("auto", "exact", "fast")
 
-# Sensor types the fast engine (fused kernels, cpp/fast_engine.cc) computes.
-# Keep in sync with fast_uncovered() in cpp/fast_engine.cc, which re-checks.
-_FAST_FRAME = frozenset(
-    {
-        _S.mjSENS_FRAMEPOS,
-        _S.mjSENS_FRAMEQUAT,
-        _S.mjSENS_FRAMEXAXIS,
-        _S.mjSENS_FRAMEYAXIS,
-        _S.mjSENS_FRAMEZAXIS,
-        _S.mjSENS_FRAMELINVEL,
-        _S.mjSENS_FRAMEANGVEL,
-    }
-)
-_FAST_OTHER = frozenset(
-    {
-        _S.mjSENS_VELOCIMETER,
-        _S.mjSENS_GYRO,
-        _S.mjSENS_JOINTPOS,
-        _S.mjSENS_JOINTVEL,
-        _S.mjSENS_BALLQUAT,
-        _S.mjSENS_BALLANGVEL,
-        _S.mjSENS_SUBTREECOM,
-        _S.mjSENS_CLOCK,
-    }
-)
-_O = mujoco.mjtObj
-_FAST_FRAME_OBJ = frozenset({_O.mjOBJ_XBODY, _O.mjOBJ_BODY, _O.mjOBJ_GEOM, _O.mjOBJ_SITE})
-
 
 def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | None:
     """None if the fast engine computes all of `sensor_ids`, else why not.
 
     Body, relative and site outputs are always covered; the reason names the
-    first sensor the fused kernels do not compute.
+    first sensor the fused kernels do not compute. The rule is the native
+    engine's own (cpp/fast/coverage.cc), so planner and engine cannot differ.
     """
-    known = (0, 1, 2, 3)  # mjJNT_FREE, BALL, SLIDE, HINGE
-    for j in range(model.njnt):
-        if int(model.jnt_type[j]) not in known:
-            # A corrupted model: the exact engine lets MuJoCo report it.
-            return f"joint {j} has unknown type {int(model.jnt_type[j])}"
-    ids = list(sensor_ids)
-    if ids and model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SENSOR:
-        return (
-            "the model disables sensors (mjDSBL_SENSOR); only the exact engine reproduces "
-            "what mj_forward leaves in sensordata then"
-        )
-    for i in ids:
-        stype = int(model.sensor_type[i])
-        if stype in _FAST_OTHER:
-            continue
-        name = _name(model, _O.mjOBJ_SENSOR, i)
-        label = f"sensor {name!r} ({_S(stype).name.removeprefix('mjSENS_').lower()})"
-        if stype not in _FAST_FRAME:
-            return f"{label}: sensor type not covered by the fast engine"
-        objtype = int(model.sensor_objtype[i])
-        if objtype not in _FAST_FRAME_OBJ:
-            return (
-                f"{label}: attached to a {_O(objtype).name.removeprefix('mjOBJ_').lower()}; "
-                "the fast engine covers xbody, body, geom and site frames"
-            )
-        reftype = int(model.sensor_reftype[i])
-        if int(model.sensor_refid[i]) >= 0 and reftype not in _FAST_FRAME_OBJ:
-            return (
-                f"{label}: reference frame is a {_O(reftype).name.removeprefix('mjOBJ_').lower()}; "
-                "the fast engine covers xbody, body, geom and site frames"
-            )
-    return None
+    return _core.fast_uncovered(model._address, [int(i) for i in sensor_ids])
 
 
 class PlanError(ValueError):

@@ -12,21 +12,14 @@ import mujoco
 import numpy as np
 
 from ._native import core as _core
+from ._rows import dirty_mask, qpos_rows, row_ids
+from .bound_refresh import BoundRefresh, bind_checked
+from .bound_refresh import RefreshError as RefreshError  # importable from here too
 from .outputs import ITEM_WIDTH, OUTPUT_NAMES, RefreshOutputs, as_array
 from .plan import RefreshPlan, build_plan
 
-_STAGE_BITS: dict[str, int] = {
-    "kinematics": _core.STAGE_KINEMATICS,
-    "comPos": _core.STAGE_COMPOS,
-    "camlight": _core.STAGE_CAMLIGHT,
-    "flex": _core.STAGE_FLEX,
-    "tendon": _core.STAGE_TENDON,
-    "transmission": _core.STAGE_TRANSMISSION,
-    "sensorPos": _core.STAGE_SENSORPOS,
-    "comVel": _core.STAGE_COMVEL,
-    "fwdVelocity": _core.STAGE_FWDVELOCITY,
-    "sensorVel": _core.STAGE_SENSORVEL,
-}
+# Stage name -> bit of the native Stage flag enum (names as in plan.py).
+_STAGE_BITS: dict[str, int] = {str(s.name): int(s.value) for s in _core.Stage}
 
 
 # Refreshers still open at interpreter exit are closed (threads joined) before
@@ -38,18 +31,6 @@ _LIVE: weakref.WeakSet[Refresher] = weakref.WeakSet()
 def _close_live_refreshers() -> None:
     for r in list(_LIVE):
         r.close()
-
-
-class RefreshError(RuntimeError):
-    """MuJoCo raised an error while refreshing some rows.
-
-    All other rows of the call were refreshed; the failing rows' outputs were
-    left as they were. ``rows`` lists the failing rows (sorted).
-    """
-
-    def __init__(self, message: str, rows: Sequence[int]) -> None:
-        super().__init__(message)
-        self.rows: tuple[int, ...] = tuple(int(r) for r in rows)
 
 
 def _check_num_threads(num_threads: object) -> int:
@@ -78,35 +59,6 @@ def _check_cpu_ids(cpu_ids: object) -> list[int]:
     if not ids:
         raise ValueError("cpu_ids: expected at least one cpu id, got an empty sequence")
     return ids
-
-
-def _rows_from(rows: object, n: int) -> np.ndarray:
-    """Row ids (int64, contiguous) from a bool mask or an int array."""
-    r = as_array("rows", rows) if not isinstance(rows, (list, tuple, range)) else np.asarray(rows)
-    if r.ndim != 1:
-        raise ValueError(f"rows: expected a 1-D bool mask or int array, got shape {r.shape}")
-    if r.dtype == np.bool_:
-        if r.shape[0] != n:
-            raise ValueError(
-                f"rows: expected a bool mask of length {n} (N), got length {r.shape[0]}"
-            )
-        return np.flatnonzero(r)
-    if r.size == 0:
-        return np.empty(0, dtype=np.int64)
-    if r.dtype.kind not in "iu":
-        raise TypeError(f"rows: expected a bool mask or int32/int64 row ids, got dtype {r.dtype}")
-    return np.ascontiguousarray(r, dtype=np.int64)
-
-
-def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
-    # Cheap bounds test first; an exact test only for interleaved layouts
-    # (a backend's state rows often hold qpos, qvel and sensordata side by side).
-    if not np.may_share_memory(a, b):
-        return False
-    try:
-        return bool(np.shares_memory(a, b, max_work=100_000))
-    except np.exceptions.TooHardError:
-        return True
 
 
 class Refresher:
@@ -184,19 +136,18 @@ class Refresher:
             stages |= _STAGE_BITS[s]
         p = self._plan
         self._model = model
-        self._core = _core.Refresher(
-            model._address,
-            stages,
-            list(p.column_ranges),
-            list(p.sensor_ids),
-            list(p.body_ids),
-            -1 if p.relative_to_id is None else p.relative_to_id,
-            list(p.site_ids),
-            threads,
-            pins,
-            self._plan.engine,
-            list(p.model_field_ids),
-        )
+        config = _core.Config()
+        config.stages = _core.Stage(stages)
+        config.columns = list(p.column_ranges)
+        config.sensors = list(p.sensor_ids)
+        config.bodies = list(p.body_ids)
+        config.relative_to = -1 if p.relative_to_id is None else p.relative_to_id
+        config.sites = list(p.site_ids)
+        config.model_fields = list(p.model_field_ids)
+        config.engine = _core.EngineKind[self._plan.engine]
+        config.num_threads = threads
+        config.cpu_ids = pins
+        self._core = _core.Refresher(model._address, config)
         _LIVE.add(self)
 
     # ------------------------------------------------------------------ info
@@ -268,6 +219,46 @@ class Refresher:
         return RefreshOutputs(**values)
 
     # ----------------------------------------------------------------- calls
+    def bind(
+        self,
+        qpos: Any,
+        qvel: Any,
+        out: RefreshOutputs,
+        mocap_pos: Any = None,
+        mocap_quat: Any = None,
+        time: Any = None,
+        model_fields: Mapping[str, Any] | None = None,
+    ) -> BoundRefresh:
+        """Validate these arrays once and return a call that refreshes their rows.
+
+        Runs every check of :meth:`refresh` (types, dtypes, shapes, strides,
+        writability, memory overlaps, model fields, the clock-sensor time
+        rule) now, so the returned :class:`BoundRefresh` only parses rows and
+        enters the native core (which still checks dtypes, shapes and row ids
+        on every call). For callers that refresh the same arrays many times,
+        such as :class:`~mjrefresh.StateCache`.
+
+        Args:
+            qpos, qvel, out, mocap_pos, mocap_quat, time, model_fields: as for
+                :meth:`refresh`; kept (not copied) and read or written in
+                place by every call.
+
+        Returns:
+            ``bound``: ``bound(rows)``/``bound.refresh(rows)`` and
+            ``bound.refresh_dirty_rows(dirty)`` behave as :meth:`refresh` and
+            :meth:`refresh_dirty_rows` with these arrays.
+
+        Raises:
+            TypeError, ValueError: a bad argument.
+            RuntimeError: the refresher is closed.
+        """
+        q = self._qpos_rows(qpos)
+        bound = bind_checked(
+            self, self._core.run, q, qvel, out, mocap_pos, mocap_quat, time, model_fields
+        )
+        bound.refresh(np.empty(0, dtype=np.int64))  # the native checks, once
+        return bound
+
     def refresh(
         self,
         rows: Any,
@@ -303,8 +294,11 @@ class Refresher:
                 were refreshed).
         """
         q = self._qpos_rows(qpos)
-        ids = _rows_from(rows, q.shape[0])
-        self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time, model_fields)
+        ids = row_ids("rows", rows, q.shape[0])
+        bound = bind_checked(
+            self, self._core.run, q, qvel, out, mocap_pos, mocap_quat, time, model_fields
+        )
+        bound._refresh_ids(ids)
         return int(ids.shape[0])
 
     def refresh_dirty_rows(
@@ -325,25 +319,13 @@ class Refresher:
         """
         mask = as_array("dirty", dirty)
         q = self._qpos_rows(qpos)
-        if mask.dtype != np.bool_ or mask.ndim != 1:
-            raise TypeError(
-                f"dirty: expected a 1-D bool array, got dtype {mask.dtype} shape {mask.shape}"
-            )
-        if mask.shape[0] != q.shape[0]:
-            raise ValueError(f"dirty: expected length {q.shape[0]} (N), got {mask.shape[0]}")
-        if not mask.flags.writeable:
-            raise ValueError("dirty: expected a writable array (its entries are cleared)")
-        ids = np.flatnonzero(mask)
+        ids = np.flatnonzero(dirty_mask("dirty", mask, q.shape[0]))
         if ids.size == 0:
             return 0
-        try:
-            self._run(ids, q, qvel, out, mocap_pos, mocap_quat, time, model_fields)
-        except RefreshError as exc:
-            mask[ids] = False
-            mask[list(exc.rows)] = True
-            raise
-        mask[ids] = False
-        return int(ids.shape[0])
+        bound = bind_checked(
+            self, self._core.run, q, qvel, out, mocap_pos, mocap_quat, time, model_fields
+        )
+        return bound._refresh_dirty_ids(mask, ids)
 
     def close(self) -> None:
         """Stop the worker threads and free the scratch state (idempotent)."""
@@ -363,136 +345,6 @@ class Refresher:
         return f"<mjrefresh.Refresher {self._plan.engine}, {work}, {state}>"
 
     # -------------------------------------------------------------- internal
-    def _run(
-        self,
-        ids: np.ndarray,
-        qpos: np.ndarray,
-        qvel: Any,
-        out: RefreshOutputs,
-        mocap_pos: Any,
-        mocap_quat: Any,
-        time: Any,
-        model_fields: Mapping[str, Any] | None = None,
-    ) -> None:
-        if self.closed:
-            raise RuntimeError("Refresher is closed")
-        if not isinstance(out, RefreshOutputs):
-            raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
-        n = qpos.shape[0]
-        inputs = {"qpos": qpos, "qvel": as_array("qvel", qvel)}
-        if mocap_pos is not None:
-            inputs["mocap_pos"] = as_array("mocap_pos", mocap_pos)
-        if mocap_quat is not None:
-            inputs["mocap_quat"] = as_array("mocap_quat", mocap_quat)
-        if time is not None:
-            t = time if isinstance(time, np.ndarray) else np.asarray(time, dtype=np.float64)
-            if t.ndim == 0:
-                t = np.broadcast_to(t.astype(np.float64), (n,))
-            inputs["time"] = t
-        elif self._plan.needs_time:
-            clocks = [
-                name
-                for i, name in zip(self._plan.sensor_ids, self._plan.sensor_names, strict=True)
-                if int(self._model.sensor_type[i]) == mujoco.mjtSensor.mjSENS_CLOCK
-            ]
-            raise ValueError(
-                f"time: clock sensor {clocks[0]!r} is selected; expected a scalar or an (N,) "
-                "float64 array, got None"
-            )
-
-        fields = self._model_field_arrays(model_fields, n)
-        shapes = self.output_shapes(n)
-        written = {}
-        for name, arr in out.arrays().items():
-            a = as_array(f"out.{name}", arr)
-            if name not in shapes:
-                raise ValueError(f"out.{name}: this plan does not write {name}")
-            if not a.flags.writeable:
-                raise ValueError(f"out.{name}: expected a writable array, got a read-only one")
-            written[name] = a
-        for name, a in written.items():
-            for other, b in list(inputs.items()) + [(f"model_fields[{k!r}]", v) for k, v in fields]:
-                if _overlaps(a, b):
-                    raise ValueError(f"out.{name}: overlaps the input {other} in memory")
-        names = list(written)
-        for i, name in enumerate(names):
-            for other in names[i + 1 :]:
-                if _overlaps(written[name], written[other]):
-                    raise ValueError(f"out.{name}: overlaps out.{other} in memory")
-
-        if fields:
-            inputs["model_fields"] = [a for _, a in fields]
-        self._call_core(ids, inputs, written)
-
     def _qpos_rows(self, qpos: Any) -> np.ndarray:
         """`qpos` as an array with rows (N is its first axis), or ValueError."""
-        q = as_array("qpos", qpos)
-        if q.ndim != 2:
-            raise ValueError(
-                f"qpos: expected a 2-D array (N, {self._model.nq}), got shape {q.shape}"
-            )
-        return q
-
-    def _model_field_arrays(
-        self, model_fields: Mapping[str, Any] | None, n: int
-    ) -> list[tuple[str, np.ndarray]]:
-        """The per-environment field arrays in plan order, checked."""
-        declared = self._plan.model_fields
-        given = {} if model_fields is None else model_fields
-        if not isinstance(given, Mapping):
-            raise TypeError(
-                f"model_fields: expected a mapping of field name to array, got "
-                f"{type(given).__name__}"
-            )
-        if not declared:
-            if given:
-                raise ValueError(
-                    "model_fields: this Refresher was built without per-environment model "
-                    "fields; declare them with Refresher(..., model_fields=(...))"
-                )
-            return []
-        missing = [f for f in declared if f not in given]
-        if missing:
-            raise ValueError(
-                f"model_fields: expected arrays for {', '.join(map(repr, declared))} "
-                f"(declared at construction), missing {', '.join(map(repr, missing))}"
-            )
-        extra = [f for f in given if f not in declared]
-        if extra:
-            raise ValueError(
-                f"model_fields: {', '.join(map(repr, extra))} not declared at construction "
-                f"(declared: {', '.join(map(repr, declared))})"
-            )
-        out = []
-        for name in declared:
-            a = as_array(f"model_fields[{name!r}]", given[name])
-            shape = (n, *self._plan.model_field_shape(self._model, name))
-            if a.shape != shape:
-                raise ValueError(
-                    f"model_fields[{name!r}]: expected shape {shape} (N, like model.{name}), "
-                    f"got {a.shape}"
-                )
-            if a.dtype != np.float64:
-                raise TypeError(f"model_fields[{name!r}]: expected dtype float64, got {a.dtype}")
-            out.append((name, a))
-        return out
-
-    def _call_core(
-        self, ids: np.ndarray, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
-    ) -> None:
-        """Native call on arrays that :meth:`_run` already validated once.
-
-        Internal fast path for callers that hold the same arrays across calls
-        (``mjrefresh.StateCache``). It skips the Python-side checks, including
-        the overlap and writability checks, so the caller must have run them
-        once through :meth:`refresh` on these very arrays; the native layer
-        still checks dtypes, shapes and row ids on every call.
-        """
-        failed, message = self._core.run(ids, **inputs, **outputs)
-        if failed:
-            extra = f" ({len(failed) - 1} other rows also failed)" if len(failed) > 1 else ""
-            raise RefreshError(
-                f"MuJoCo error while refreshing row {failed[0]}: {message}{extra}; "
-                "all other rows were refreshed",
-                failed,
-            )
+        return qpos_rows(qpos, self._model)

@@ -15,12 +15,12 @@ ATOL = 1e-12
 
 # cache read method -> the oracle's output it must equal
 BODY_READS = {
-    "body_pos_w": "body_pos",
-    "body_quat_w": "body_quat",
-    "body_linvel_w": "body_linvel",
-    "body_angvel_w": "body_angvel",
-    "body_pos_b": "body_pos_rel",
-    "body_quat_b": "body_quat_rel",
+    "body_pos": "body_pos",
+    "body_quat": "body_quat",
+    "body_linvel": "body_linvel",
+    "body_angvel": "body_angvel",
+    "body_pos_rel": "body_pos_rel",
+    "body_quat_rel": "body_quat_rel",
 }
 
 

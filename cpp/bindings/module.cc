@@ -1,0 +1,31 @@
+// nanobind module mjrefresh._core: the private native layer. Each part is
+// registered by its own file (bindings/register.h):
+// - register_contract.cc: the Python<->C++ contract (Stage, EngineKind,
+//   MODEL_FIELDS, OUTPUTS, fast_uncovered) and version/CPU queries;
+// - register_refresher.cc: Config and Refresher (array checks in arrays.cc);
+// - register_bench.cc: benchmark-only hooks (stage_loop, stage_seconds).
+//
+// Contract
+// - Validation: every array argument is checked while holding the GIL,
+//   before any row is touched (dtype, ndim, shape against the model and the
+//   selection, contiguous last axis, row order). A bad argument raises
+//   TypeError/ValueError naming it, with expected vs got; nothing is written.
+// - No copies: arrays are passed with noconvert(), so a view that does not
+//   fit is rejected instead of silently copied (a copied output would never
+//   reach the caller).
+// - GIL: released only around Refresher::run (which also takes the call
+//   lock, so a second Python thread waits without holding the GIL).
+// - Errors from worker threads (a MuJoCo error in a row) come back from
+//   Refresher.run as a (failed_rows, message) tuple, not as an exception;
+//   the other rows are refreshed. A closed refresher raises RuntimeError.
+#include <nanobind/nanobind.h>
+
+#include "bindings/register.h"
+
+NB_MODULE(_core, m) {
+  using namespace mjrefresh::bind;
+  m.doc() = "Private native core of mjrefresh (use the public mjrefresh API instead).";
+  register_contract(m);
+  nanobind::class_<PyRefresher> refresher = register_refresher(m);
+  register_bench(m, refresher);
+}

@@ -1,0 +1,22 @@
+// The parts of the _core module, registered by bindings/module.cc in order.
+//
+// Contract
+// - register_contract: the Python<->C++ contract tables (Stage, EngineKind,
+//   MODEL_FIELDS, OUTPUTS, fast_uncovered) and version/CPU queries.
+// - register_refresher: Config and Refresher; returns the Refresher class
+//   so register_bench can add its benchmark-only method to it.
+// - register_bench: benchmark-only hooks (bench_hooks/), kept in the default
+//   build because bench/ and tests use them.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include "bindings/py_refresher.h"
+
+namespace mjrefresh::bind {
+
+void register_contract(nanobind::module_& m);
+nanobind::class_<PyRefresher> register_refresher(nanobind::module_& m);
+void register_bench(nanobind::module_& m, nanobind::class_<PyRefresher>& refresher);
+
+}  // namespace mjrefresh::bind

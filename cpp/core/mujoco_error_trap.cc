@@ -1,0 +1,62 @@
+#include "core/mujoco_error_trap.h"
+
+#include <csetjmp>
+#include <cstdio>
+
+#include <mujoco/mujoco.h>
+
+// Exported by libmujoco (>= 3.11) and used by the official Python bindings to
+// intercept errors per thread; not declared in the public headers.
+extern "C" {
+MJAPI mjfLogHandler _mjPRIVATE_setTlsLogHandler(mjfLogHandler handler);
+MJAPI mjfLogHandler _mjPRIVATE_getGlobalLogHandler(void);
+}
+
+namespace mjrefresh {
+namespace {
+
+thread_local std::jmp_buf* tls_jump = nullptr;
+thread_local char tls_message[1024];
+thread_local bool tls_scope_active = false;  // a TrapScope installed the handler
+
+void trap_handler(const mjLogMessage* msg) {
+  if (msg->level >= mjLOG_ERROR && tls_jump != nullptr) {
+    std::snprintf(tls_message, sizeof(tls_message), "%s", msg->subject);
+    std::longjmp(*tls_jump, 1);
+  }
+  if (mjfLogHandler global = _mjPRIVATE_getGlobalLogHandler()) global(msg);
+}
+
+}  // namespace
+
+TrapScope::TrapScope()
+    : saved_handler_(reinterpret_cast<void*>(_mjPRIVATE_setTlsLogHandler(&trap_handler))),
+      saved_active_(tls_scope_active) {
+  tls_scope_active = true;
+}
+
+TrapScope::~TrapScope() {
+  _mjPRIVATE_setTlsLogHandler(reinterpret_cast<mjfLogHandler>(saved_handler_));
+  tls_scope_active = saved_active_;
+}
+
+bool trapped_call(void (*fn)(void*), void* arg, char* message, std::size_t message_size) {
+  std::jmp_buf env;
+  std::jmp_buf* const saved_jump = tls_jump;
+  const bool install = !tls_scope_active;
+  const mjfLogHandler saved_handler = install ? _mjPRIVATE_setTlsLogHandler(&trap_handler) : nullptr;
+  tls_jump = &env;
+  bool ok;
+  if (setjmp(env) == 0) {
+    fn(arg);
+    ok = true;
+  } else {
+    ok = false;
+    std::snprintf(message, message_size, "%s", tls_message);
+  }
+  tls_jump = saved_jump;
+  if (install) _mjPRIVATE_setTlsLogHandler(saved_handler);
+  return ok;
+}
+
+}  // namespace mjrefresh

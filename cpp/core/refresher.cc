@@ -1,0 +1,173 @@
+#include "core/refresher.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <new>
+#include <string>
+
+#include "core/fork_generation.h"
+#include "core/mujoco_error_trap.h"
+#include "exact/exact_engine.h"
+#include "fast/fast_engine.h"
+
+namespace mjrefresh {
+namespace {
+
+void check_ids(const std::vector<int>& ids, int limit, const char* what) {
+  for (int id : ids) {
+    if (id < 0 || id >= limit) {
+      throw std::invalid_argument(std::string(what) + ": id " + std::to_string(id) +
+                                  " out of range [0, " + std::to_string(limit) + ")");
+    }
+  }
+}
+
+struct Failure {
+  std::vector<int64_t> rows;  // in the order this participant met them
+  int64_t first = -1;         // lowest of rows
+  char message[1024] = {0};   // MuJoCo's message for `first`
+};
+
+}  // namespace
+
+void validate_selection(const mjModel* m, const Selection& sel) {
+  if (sel.stages & ~static_cast<uint32_t>(kAllStages)) {
+    throw std::invalid_argument("stages: unknown stage bits");
+  }
+  int prev_stop = -1;
+  for (const auto& [start, stop] : sel.columns) {
+    if (start < 0 || stop > m->nsensordata || start >= stop || start <= prev_stop) {
+      throw std::invalid_argument("columns: ranges must be sorted, disjoint, non-adjacent and "
+                                  "within [0, " + std::to_string(m->nsensordata) + ")");
+    }
+    prev_stop = stop;
+  }
+  check_ids(sel.sensors, m->nsensor, "sensors");
+  check_ids(sel.bodies, m->nbody, "bodies");
+  check_ids(sel.sites, m->nsite, "sites");
+  if (sel.relative_to < -1 || sel.relative_to >= m->nbody) {
+    throw std::invalid_argument("relative_to: body id out of range");
+  }
+  std::vector<char> seen(kNumModelFields, 0);
+  for (int f : sel.model_fields) {
+    if (f < 0 || f >= kNumModelFields || seen[f]) {
+      throw std::invalid_argument("model_fields: unknown or repeated field id " +
+                                  std::to_string(f));
+    }
+    seen[f] = 1;
+  }
+}
+
+Refresher::Refresher(const mjModel* model, const Config& config)
+    : num_threads_(std::max(1, config.num_threads)), fork_gen_(fork_generation()) {
+  Selection selection = config;  // the engines keep only the selection
+  validate_selection(model, selection);
+  switch (config.engine) {
+    case EngineKind::kExact:
+      engine_ = std::make_unique<ExactEngine>(model, std::move(selection), num_threads_);
+      break;
+    case EngineKind::kFast:
+      engine_ = std::make_unique<FastEngine>(model, std::move(selection), num_threads_);
+      break;
+  }
+  pool_ = std::make_unique<WorkerPool>(num_threads_, config.cpu_ids);
+}
+
+Refresher::~Refresher() { close(); }
+
+void Refresher::recover_after_fork() {
+  if (fork_generation() == fork_gen_) return;
+  // Child process: the parent's threads are gone; the lock may have been held
+  // by one of them at fork time. Re-create it (nobody in this process can own
+  // it), and reset scratch state that may have been copied mid-row.
+  new (&mutex_) std::mutex();
+  fork_gen_ = fork_generation();
+  if (engine_) engine_->after_fork();
+}
+
+void Refresher::close() {
+  recover_after_fork();
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_.store(true);
+  pool_.reset();    // joins the workers first ...
+  engine_.reset();  // ... then frees the scratch state they used
+}
+
+bool Refresher::closed() const { return closed_.load(); }
+
+void Refresher::with_engine(const std::function<void(RowEngine&)>& fn) {
+  recover_after_fork();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pool_) throw std::runtime_error("Refresher is closed");
+  fn(*engine_);
+}
+
+RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in,
+                         const Outputs& out) {
+  recover_after_fork();
+  std::lock_guard<std::mutex> lock(mutex_);
+  RunResult result;
+  if (!pool_) {
+    result.closed = true;
+    return result;
+  }
+  if (num_rows <= 0) return result;
+
+  // Waking a sleeping worker costs the caller about 6 us; give each woken
+  // participant at least the engine's min_rows_per_thread() rows so a
+  // partial-reset call with a handful of rows runs on the caller alone.
+  const int64_t per = engine_->min_rows_per_thread();
+  const int64_t wanted = (num_rows + per - 1) / per;
+  const int active = static_cast<int>(std::min<int64_t>(num_threads_, wanted));
+  last_participants_.store(active);
+  // Small chunks balance uneven rows; at most 64 rows per grab keeps the
+  // shared counter off the hot path.
+  const int64_t chunk = std::clamp<int64_t>(num_rows / (int64_t{active} * 8), 1, 64);
+
+  std::atomic<int64_t> next{0};
+  std::vector<Failure> failures(active);
+  RowEngine& engine = *engine_;
+  const bool pairs = engine.pairs();
+  pool_->run(active, [&](int t) {
+    const TrapScope trap;  // one handler install per participant, not per row
+    Failure& failure = failures[t];
+    struct Fence {  // the engines may write outputs with streaming stores
+      ~Fence() { store_fence(); }
+    } fence;
+    char message[1024];
+    for (;;) {
+      const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= num_rows) break;
+      const int64_t end = std::min(begin + chunk, num_rows);
+      int64_t i = begin;
+      if (pairs) {
+        for (; i + 1 < end; i += 2) engine.refresh_pair(t, rows[i], rows[i + 1], in, out);
+      }
+      for (; i < end; ++i) {
+        const int64_t row = rows[i];
+        if (!engine.refresh_row(t, row, in, out, message, sizeof(message))) {
+          failure.rows.push_back(row);  // rare path: allocation is fine here
+          if (failure.first < 0 || row < failure.first) {
+            failure.first = row;
+            std::memcpy(failure.message, message, sizeof(message));
+          }
+        }
+      }
+    }
+  });
+
+  int64_t first = -1;
+  for (const Failure& f : failures) {
+    result.failed_rows.insert(result.failed_rows.end(), f.rows.begin(), f.rows.end());
+    if (f.first >= 0 && (first < 0 || f.first < first)) {
+      first = f.first;
+      result.message = f.message;
+    }
+  }
+  std::sort(result.failed_rows.begin(), result.failed_rows.end());
+  return result;
+}
+
+}  // namespace mjrefresh

@@ -1,0 +1,45 @@
+// Interface shared by the refresh engines (exact: MuJoCo's stage functions;
+// fast: fused kernels). An engine refreshes one row at a time on the scratch
+// state of one pool participant.
+//
+// Contract
+// - refresh_row(t, row, ...) reads row `row` of the inputs, writes row `row`
+//   of the outputs (only the selected columns/items) and returns true; on a
+//   MuJoCo error it writes nothing for that row, leaves scratch t usable, puts
+//   MuJoCo's message in `message` and returns false. It never throws.
+// - Calls with distinct t may run concurrently; one t is never used by two
+//   threads at once.
+// - The engine owns a private copy of the model (see the implementation).
+// - An engine whose pairs() is true may be handed two rows at once through
+//   refresh_pair(), which must write exactly what two refresh_row() calls
+//   would and cannot fail (the fast engine: both rows in SIMD lanes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <mujoco/mujoco.h>
+
+#include "core/selection.h"
+
+namespace mjrefresh {
+
+class RowEngine {
+ public:
+  virtual ~RowEngine() = default;
+  virtual const mjModel* model() const = 0;
+  virtual const Selection& selection() const = 0;
+  virtual bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
+                           char* message, std::size_t message_size) = 0;
+  // Rows each woken participant should get at least: waking an idle worker
+  // costs the caller about 6 us and the row work must outweigh that.
+  virtual int64_t min_rows_per_thread() const = 0;
+  virtual bool pairs() const { return false; }
+  virtual void refresh_pair(int /*t*/, int64_t /*row_a*/, int64_t /*row_b*/,
+                            const Inputs& /*in*/, const Outputs& /*out*/) {}
+  // Called in a forked child before its first refresh: scratch state may have
+  // been copied mid-row from a parent thread; make it usable again.
+  virtual void after_fork() {}
+};
+
+}  // namespace mjrefresh

@@ -1,0 +1,219 @@
+#include "fast/fast_engine.h"
+
+#include <cstring>
+
+#include "fast/fast_kernels.h"
+
+namespace mjrefresh {
+namespace {
+
+using namespace fast;
+
+// mju_clip / mju_min as apply_cutoff uses them: REAL both sides, POSITIVE
+// the upper side only, axis/quaternion data never.
+double cut(double x, double cutoff, int datatype) {
+  if (datatype == mjDATATYPE_REAL) {
+    if (x < -cutoff) return -cutoff;
+    if (x > cutoff) return cutoff;
+    return x;
+  }
+  if (datatype == mjDATATYPE_POSITIVE) return x < cutoff ? x : cutoff;
+  return x;
+}
+
+// oa[0..1] = lane 0 of (x, y), ob[0..1] = lane 1: one transposing shuffle
+// and a 16-byte store per row for float64 outputs.
+inline void put_lanes2(double* oa, double* ob, V2 x, V2 y) {
+  const V2 lo = __builtin_shufflevector(x, y, 0, 2);
+  const V2 hi = __builtin_shufflevector(x, y, 1, 3);
+  std::memcpy(oa, &lo, sizeof(V2));
+  std::memcpy(ob, &hi, sizeof(V2));
+}
+inline void put_lanes2(float* oa, float* ob, V2 x, V2 y) {
+  oa[0] = static_cast<float>(x[0]);
+  oa[1] = static_cast<float>(y[0]);
+  ob[0] = static_cast<float>(x[1]);
+  ob[1] = static_cast<float>(y[1]);
+}
+
+// 3 or 4 values of one row (T: the output dtype).
+template <class T>
+inline void put3(T* o, const double v[3]) {
+  o[0] = static_cast<T>(v[0]);
+  o[1] = static_cast<T>(v[1]);
+  o[2] = static_cast<T>(v[2]);
+}
+template <class T>
+inline void put4(T* o, const double v[4]) {
+  put3(o, v);
+  o[3] = static_cast<T>(v[3]);
+}
+
+// 3 or 4 two-lane values: lane 0 to oa, lane 1 to ob.
+template <class T>
+inline void put_lanes3(T* oa, T* ob, const V2 v[3]) {
+  put_lanes2(oa, ob, v[0], v[1]);
+  oa[2] = static_cast<T>(v[2][0]);
+  ob[2] = static_cast<T>(v[2][1]);
+}
+template <class T>
+inline void put_lanes4(T* oa, T* ob, const V2 v[4]) {
+  put_lanes2(oa, ob, v[0], v[1]);
+  put_lanes2(oa + 2, ob + 2, v[2], v[3]);
+}
+
+}  // namespace
+
+// The specialised sensor lists: plain copies and relative poses of xbodies
+// (all of a tracking workload), with fixed-size writes.
+template <class T>
+void FastEngine::write_fixed(const State* st, T* dst) const {
+  const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
+  for (const Copy& c : gather3_) put3(dst + c.col, sd + c.src);
+  for (const Copy& c : gather4_) put4(dst + c.col, sd + c.src);
+  for (const Rel& r : pos_rel_) {
+    double v[3];
+    pos_in_frame(v, st[r.obj].pos, st[r.ref].pos, st[r.ref].mat);
+    put3(dst + r.col, v);
+  }
+  for (const Rel& r : quat_rel_) {
+    double q[4];
+    quat_in_frame(q, st[r.obj].quat, st[r.ref].quat);
+    put4(dst + r.col, q);
+  }
+}
+
+// The same for a pair of rows, straight from the two-lane states (no split):
+// lane 0 goes to row a, lane 1 to row b.
+template <class T>
+void FastEngine::write_fixed_pair(const StateT<V2>* st, T* a, T* b) const {
+  const V2* sd = reinterpret_cast<const V2*>(st);  // States as V2, same offsets
+  for (const Copy& c : gather3_) put_lanes3(a + c.col, b + c.col, sd + c.src);
+  for (const Copy& c : gather4_) put_lanes4(a + c.col, b + c.col, sd + c.src);
+  for (const Rel& r : pos_rel_) {
+    V2 v[3];
+    pos_in_frame(v, st[r.obj].pos, st[r.ref].pos, st[r.ref].mat);
+    put_lanes3(a + r.col, b + r.col, v);
+  }
+  for (const Rel& r : quat_rel_) {
+    V2 q[4];
+    quat_in_frame(q, st[r.obj].quat, st[r.ref].quat);
+    put_lanes4(a + r.col, b + r.col, q);
+  }
+}
+
+template void FastEngine::write_fixed_pair(const StateT<V2>*, double*, double*) const;
+template void FastEngine::write_fixed_pair(const StateT<V2>*, float*, float*) const;
+
+template <class T>
+void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
+                               const Vals& v, T* dst, bool fixed) const {
+  const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
+  if (fixed) write_fixed(st, dst);
+  const double* cutoffs = v.f[kSensorCutoff];
+  // Gathered sensors that this row's cutoff clips: written again, clipped
+  // (recomputed from the States, so float32 outputs round the clipped value).
+  for (const Sensor& s : clips_) {
+    const double cutoff = cutoffs[s.id];
+    if (!(cutoff > 0)) continue;
+    double vals[4];
+    if (s.op == Sensor::kCopy) {
+      for (int k = 0; k < s.dim; ++k) vals[k] = sd[s.src + k];
+    } else {  // kPosRel
+      pos_in_frame(vals, st[s.obj.slot].pos, st[s.ref.slot].pos, st[s.ref.slot].mat);
+    }
+    T* out = dst + s.adr;
+    for (int k = 0; k < s.dim; ++k) out[k] = static_cast<T>(cut(vals[k], cutoff, s.datatype));
+  }
+  for (const Sensor& s : sensors_) {
+    double vals[4];
+    switch (s.op) {
+      case Sensor::kCopy:  // only with a cutoff or cut by a range (otherwise gathered)
+        for (int k = 0; k < s.dim; ++k) vals[k] = sd[s.src + k];
+        break;
+      case Sensor::kPosRel: {
+        pos_in_frame(vals, st[s.obj.slot].pos, st[s.ref.slot].pos, st[s.ref.slot].mat);
+        break;
+      }
+      case Sensor::kQuatRel: {
+        quat_in_frame(vals, st[s.obj.slot].quat, st[s.ref.slot].quat);
+        break;
+      }
+      case Sensor::kGeneric:
+        if (s.type == mjSENS_SUBTREECOM) {
+          subtree_com(sc, st, s, v, vals);
+        } else {
+          compute_sensor(st, s, in, row, v, vals);
+        }
+        break;
+    }
+    const double cutoff = cutoffs[s.id];
+    if (cutoff > 0) {
+      for (int k = 0; k < s.dim; ++k) vals[k] = cut(vals[k], cutoff, s.datatype);
+    }
+    T* out = dst + s.adr;
+    if (s.segments.size() == 1 && s.segments[0].second == s.dim) {
+      for (int k = 0; k < s.dim; ++k) out[k] = static_cast<T>(vals[k]);
+    } else {
+      for (const auto& [off, count] : s.segments) {
+        for (int k = off; k < off + count; ++k) out[k] = static_cast<T>(vals[k]);
+      }
+    }
+  }
+}
+
+// Whether this row's sensor_cutoff clips a gathered sensor.
+bool FastEngine::any_clip(const Vals& v) const {
+  const double* cutoffs = v.f[kSensorCutoff];
+  for (const Sensor& s : clips_) {
+    if (cutoffs[s.id] > 0) return true;
+  }
+  return false;
+}
+
+// Writes the selected outputs of one row from its visited bodies' states.
+void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
+                      const Vals& v, const Outputs& out, bool fixed) const {
+  // Sensors, written straight into the caller's row.
+  if (out.sensordata.valid()) {
+    const int64_t base = row * out.sensordata.row_stride;
+    if (out.sensordata.type == OutType::kFloat64) {
+      write_sensors(sc, st, in, row, v, static_cast<double*>(out.sensordata.data) + base,
+                    fixed);
+    } else {
+      write_sensors(sc, st, in, row, v, static_cast<float*>(out.sensordata.data) + base, fixed);
+    }
+  }
+
+  // Body and site outputs.
+  for (int64_t k = 0; k < static_cast<int64_t>(body_slots_.size()); ++k) {
+    const State& x = st[body_slots_[k]];
+    if (out.body_pos.valid()) store_item(out.body_pos, row, k, x.pos);
+    if (out.body_quat.valid()) store_item(out.body_quat, row, k, x.quat);
+    if (out.body_angvel.valid()) store_item(out.body_angvel, row, k, x.w);
+    if (out.body_linvel.valid()) store_item(out.body_linvel, row, k, x.v);
+    if (rel_slot_ >= 0) {
+      const State& r = st[rel_slot_];
+      if (out.body_pos_rel.valid()) {
+        double pos[3];
+        pos_in_frame(pos, x.pos, r.pos, r.mat);
+        store_item(out.body_pos_rel, row, k, pos);
+      }
+      if (out.body_quat_rel.valid()) {
+        double q[4];
+        quat_in_frame(q, x.quat, r.quat);
+        store_item(out.body_quat_rel, row, k, q);
+      }
+    }
+  }
+  if (out.site_pos.valid() || out.site_mat.valid()) {
+    for (int64_t k = 0; k < static_cast<int64_t>(sites_.size()); ++k) {
+      double pos[3], mat[9];
+      frame_pose(st, sites_[k], v, pos, mat);
+      if (out.site_pos.valid()) store_item(out.site_pos, row, k, pos);
+      if (out.site_mat.valid()) store_item(out.site_mat, row, k, mat);
+    }
+  }
+}
+
+}  // namespace mjrefresh

@@ -1,0 +1,114 @@
+#include "fast/fast_engine.h"
+
+#include <cstddef>
+
+#include "fast/fast_kernels.h"
+#include "fast/kinematics.h"
+
+namespace mjrefresh {
+namespace {
+
+using namespace fast;
+
+const double* row_or_null(const RowView<const double>& v, int64_t row) {
+  return v.valid() ? v.row(row) : nullptr;
+}
+
+}  // namespace
+
+// The template's value arrays with the row's blocks for the declared fields.
+FastEngine::Vals FastEngine::row_vals(const Inputs& in, int64_t row) const {
+  Vals v = template_vals_;
+  for (int f : sel_.model_fields) v.f[f] = in.fields[f].row(row);
+  return v;
+}
+
+// Never fails, so the message buffer is never written.
+bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
+                             char* /*message*/, std::size_t /*message_size*/) {
+  Scratch& sc = scratch_[t];
+  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  const bool want_vel = any_vel_sensor_ || want_body_vel;
+  const Row1 qpos{in.qpos.row(row)}, qvel{in.qvel.row(row)};
+  const Row1 mpos{row_or_null(in.mocap_pos, row)}, mquat{row_or_null(in.mocap_quat, row)};
+  if (sel_.model_fields.empty()) {
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+    emit(sc, sc.states.data(), row, in, template_vals_, out, true);
+    return true;
+  }
+  const Vals v = row_vals(in, row);
+  if (kin_fields_) {
+    const FieldKin<const double*> kv{
+        {v.f[kBodyPos], v.f[kBodyQuat], v.f[kJntPos], v.f[kJntAxis]}};
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, kv, want_vel, want_body_vel);
+  } else {
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+  }
+  emit(sc, sc.states.data(), row, in, v, out, true);
+  return true;
+}
+
+void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                              const Outputs& out) {
+  Scratch& sc = scratch_[t];
+  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  const bool want_vel = any_vel_sensor_ || want_body_vel;
+  const bool fields = !sel_.model_fields.empty();
+  const Vals va = fields ? row_vals(in, row_a) : template_vals_;
+  const Vals vb = fields ? row_vals(in, row_b) : template_vals_;
+  const Row2 qpos{in.qpos.row(row_a), in.qpos.row(row_b)};
+  const Row2 qvel{in.qvel.row(row_a), in.qvel.row(row_b)};
+  const Row2 mpos{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)};
+  const Row2 mquat{row_or_null(in.mocap_quat, row_a), row_or_null(in.mocap_quat, row_b)};
+  if (kin_fields_) {
+    // Each lane reads its own row's values. Measured on the quadruped
+    // tracking refresh with body_pos, body_quat, jnt_axis per row: see
+    // pairs() in fast_engine.h for why pairs stay on.
+    const FieldKin<Row2> kv{{{va.f[kBodyPos], vb.f[kBodyPos]},
+                             {va.f[kBodyQuat], vb.f[kBodyQuat]},
+                             {va.f[kJntPos], vb.f[kJntPos]},
+                             {va.f[kJntAxis], vb.f[kJntAxis]}}};
+    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
+               mquat, kv, want_vel, want_body_vel);
+  } else {
+    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
+               mquat, TemplateKin{}, want_vel, want_body_vel);
+  }
+  if (out.sensordata.valid()) {
+    const int64_t a = row_a * out.sensordata.row_stride, b = row_b * out.sensordata.row_stride;
+    if (out.sensordata.type == OutType::kFloat64) {
+      double* d = static_cast<double*>(out.sensordata.data);
+      write_fixed_pair(sc.states2.data(), d + a, d + b);
+    } else {
+      float* d = static_cast<float*>(out.sensordata.data);
+      write_fixed_pair(sc.states2.data(), d + a, d + b);
+    }
+  }
+  // Everything else reads one row's scalar States: split the lanes, unless
+  // nothing else is written (a sensors-only tracking selection).
+  const bool generic = out.sensordata.valid() &&
+                       (!sensors_.empty() || any_clip(va) || any_clip(vb));
+  const bool bodies = !body_slots_.empty() &&
+                      (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
+                       out.body_pos_rel.valid() || out.body_quat_rel.valid());
+  const bool sites = !sites_.empty() && (out.site_pos.valid() || out.site_mat.valid());
+  if (!generic && !bodies && !sites) return;
+  constexpr int kFields = sizeof(State) / sizeof(double);
+  const int nslot = static_cast<int>(bodies_.size());
+  for (int s = 1; s < nslot; ++s) {
+    const V2* v = reinterpret_cast<const V2*>(&sc.states2[s]);
+    double* a = reinterpret_cast<double*>(&sc.states[s]);
+    double* b = reinterpret_cast<double*>(&sc.states_b[s]);
+    for (int k = 0; k < kFields; ++k) {
+      a[k] = v[k][0];
+      b[k] = v[k][1];
+    }
+  }
+  emit(sc, sc.states.data(), row_a, in, va, out, false);
+  emit(sc, sc.states_b.data(), row_b, in, vb, out, false);
+}
+
+}  // namespace mjrefresh

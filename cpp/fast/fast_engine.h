@@ -1,0 +1,289 @@
+// Fast engine: fused, selective kinematics. Per row it computes the world
+// pose and velocity of only the bodies the selected outputs hang on (and
+// their ancestors), straight from qpos/qvel/mocap, and derives the selected
+// outputs from those. No MuJoCo stage function runs.
+//
+// Contract
+// - Coverage: the constructor accepts body_*/body_*_rel/site_* outputs and
+//   the sensors framepos, framequat, frame[xyz]axis, framelinvel,
+//   frameangvel (object and reference of type xbody, body, geom or site),
+//   velocimeter, gyro, jointpos, jointvel, ballquat, ballangvel, subtreecom
+//   and clock, on a model without mjDSBL_SENSOR. Anything else throws
+//   std::invalid_argument naming the sensor (fast_uncovered, coverage.cc);
+//   the Python planner calls the same function (_core.fast_uncovered) and
+//   routes such selections to the exact engine.
+// - Files: plan.cc (visit planning, constructor), kinematics.h (pose and
+//   velocity pass, header-only so it inlines into fast_engine.cc's
+//   refresh_row/refresh_pair), sensors.cc (sensor maths), emit.cc (output
+//   writing), coverage.cc (what the engine computes).
+// - Values: what mj_forward would put in the same fields, to rounding:
+//   poses use MuJoCo's own expressions in MuJoCo's order (see
+//   fast_kernels.h), except that sin/cos of hinge angles come from an
+//   inlined kernel within ~2 ulp of libm's; velocities are the same sums of
+//   cdof*qvel but taken at the body origin instead of the subtree CoM.
+//   Observed differences from mj_forward are a few 1e-15 (tests bound them
+//   by 1e-12 for poses and 1e-10 for velocities). MuJoCo's sensor cutoff
+//   is applied per datatype. Frame quaternions of geoms, sites and
+//   inertial frames follow the get_xquat of the MuJoCo built against (4.0
+//   follows sameframe, 3.11 does not). Quaternions in qpos/mocap_quat are
+//   normalised on a private copy (the inputs are never written).
+// - Model: the structure a row needs (visited bodies, joints, frames, sensor
+//   addresses) is planned in the constructor, with the template's values
+//   the pose pass reads (body_pos/quat, jnt_pos/axis) copied next to it;
+//   the other values are read from a private copy of the model (also kept
+//   for model()).
+// - Per-row model fields (Selection::model_fields): a row's values replace
+//   the template's for exactly the declared fields, as mj_forward sees them
+//   on a copy of the model holding those values; compiler-derived flags
+//   (body/geom/site sameframe, ...) stay the template's, as MuJoCo's own
+//   functions keep them. No copy per row: the kernels read each value
+//   through a pointer to the template's array or to the row's block (Vals;
+//   blocks are indexed like the mjModel field). The exact-value shortcuts
+//   of the planner (zero body offset, unit body rotation, centered joint,
+//   coordinate hinge axis) are off for what a declared field can change,
+//   so rows holding the template's values give the template's results bit
+//   for bit (the full formulas give the shortcuts' bits for finite input);
+//   with a per-row sensor_cutoff, sensors written by the gathered copies
+//   are written again, clipped, in rows whose cutoff for them is > 0.
+//   body_inertia is accepted and ignored: no covered output reads it
+//   (inertia enters only cinert, i.e. momentum and dynamics); body_mass
+//   feeds subtreecom, which sums the row's masses itself (so
+//   body_subtreemass follows body_mass as in the exact engine).
+// - Cost of fields (quadruped tracking refresh, N=4096, 1 thread, per row
+//   against no fields): body_pos +4%, jnt_axis +9%, body_quat +13% (a
+//   quaternion product per body where the template has a unit rotation),
+//   the three together +19%; almost all of it is the formulas the skipped
+//   shortcuts avoid, the rest reading ~1 KB of values per row. A per-row
+//   sensor_cutoff adds the test of each gathered sensor's cutoff (+14%
+//   when no row sets one) and a split of each pair into rows where one
+//   does (2.5x with cutoffs set on half the sensors of every row).
+// - Scratch: one block of per-body state per pool participant; participant t
+//   only touches block t. Nothing carries over between rows: every visited
+//   value is recomputed for every row.
+// - Errors: refresh_row() never throws and never fails (returns true); NaN
+//   or Inf inputs give NaN/Inf outputs, not a crash.
+// - Pairs: refresh_pair(t, a, b) runs the pose/velocity pass for rows a and
+//   b in the two lanes of SSE2 registers (same operations per lane, so each
+//   row gets the values refresh_row gives it), then writes their outputs
+//   row by row; about 1.3x the throughput of two refresh_row calls. With
+//   per-row fields that the pose pass reads, each lane reads its own row's
+//   values (two-lane parameters), so pairs stay on.
+// - Threading: refresh_row/refresh_pair(t, ...) may run concurrently for
+//   distinct t.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+
+#include "core/row_engine.h"
+#include "core/selection.h"
+#include "fast/fast_kernels.h"
+
+namespace mjrefresh {
+
+// Empty if the fast engine computes every sensor in `sensors` on `m`;
+// otherwise why not, naming the first uncovered sensor (the planner shows
+// this text as the engine reason; tests pin parts of it).
+std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors);
+
+class FastEngine final : public RowEngine {
+ public:
+  FastEngine(const mjModel* model, Selection selection, int num_scratch);
+  ~FastEngine() override;
+  FastEngine(const FastEngine&) = delete;
+  FastEngine& operator=(const FastEngine&) = delete;
+
+  const mjModel* model() const override { return model_; }
+  const Selection& selection() const override { return sel_; }
+  bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out, char* message,
+                   std::size_t message_size) override;
+  // Two rows at once: the pose/velocity pass runs on both rows in the two
+  // lanes of SSE2 registers (same operations per lane as refresh_row), the
+  // outputs are then written row by row. Never fails. Also with per-row
+  // fields the pose pass reads: each lane then reads its own row's values.
+  // Measured on the quadruped tracking refresh with body_pos, body_quat and
+  // jnt_axis per row (N=4096, 1 thread): 0.41 us/row in per-lane pairs
+  // against 0.66 us/row row by row (no fields: 0.35 us/row).
+  bool pairs() const override { return true; }
+  // Measured on the quadruped tracking refresh (2 cores, ~0.3 us/row): 256
+  // rows on 2 threads ran at 0.97x of 1 thread, 512 rows at 1.26x.
+  int64_t min_rows_per_thread() const override { return 256; }
+  void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                    const Outputs& out) override;
+
+  // Bodies visited per row (world excluded), for tests and plan reporting.
+  int num_visited() const { return static_cast<int>(bodies_.size()) - 1; }
+
+  // A frame rigidly attached to a visited body: what sensors and sites read.
+  struct Frame {
+    enum Kind { kXBody, kInertial, kLocal };  // body frame, inertial frame, geom/site
+    int slot = 0;                             // visited body (0: world)
+    Kind kind = kXBody;
+    int sameframe = 0;                        // mjtSameFrame of the geom/site
+    // kLocal: offset = (pos_field, quat_field) item `id` (geom or site)
+    int id = 0, pos_field = kSitePos, quat_field = kSiteQuat;
+  };
+
+  // Where a row's model values live: per ModelField, the template's array
+  // (in model_) or the row's block of the caller's field array. Arrays are
+  // indexed like the mjModel field (body id, joint id, ...).
+  struct Vals {
+    const double* f[kNumModelFields];
+  };
+  // The values the pose pass reads (body_pos/quat, jnt_pos/axis), from the
+  // rows' field blocks: one row (A = const double*) or two rows in lanes (A =
+  // a two-row reader). The template's values are read from Body/Joint
+  // instead (TemplateKin in kinematics.h), which keeps the no-fields pass
+  // as fast as before fields existed.
+  template <class A>
+  struct KinVals {
+    A body_pos, body_quat, jnt_pos, jnt_axis;
+  };
+
+ private:
+  // Shortcut flags are decided on the template's values and are false when a
+  // declared model field can change what they test.
+  struct Joint {
+    int id, type, qadr, dadr;
+    bool centered;  // jnt_pos == 0: the off-center correction is exactly zero
+    int unit_axis;  // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
+    bool at_origin;  // the anchor is exactly the body's final origin: no linear term
+    double pos[3], axis[3], qpos0;  // template jnt_pos, jnt_axis
+  };
+  struct Body {
+    enum Kind { kWorld, kFree, kMocap, kJoints };
+    int id = 0, parent = 0;  // parent: slot of the parent body
+    Kind kind = kWorld;
+    int mocap = -1, qadr = 0, dadr = 0;  // kMocap: mocap id; kFree: joint addresses
+    int jnt_begin = 0, jnt_end = 0;      // kJoints: range in joints_
+    bool zero_pos = false, unit_quat = false;  // body_pos == 0, body_quat == 1
+    bool vel_sensor = false;             // velocity needed by a sensor
+    bool vel_body = false;               // velocity needed by body_linvel/angvel
+    int isameframe = 0;                  // body_sameframe (inertial frame)
+    double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // template body_pos/body_quat
+  };
+  // Per-row state of one visited body (T = V2: two rows, one per lane).
+  template <class T>
+  struct StateT {
+    T pos[3], quat[4], mat[9], w[3], v[3];
+  };
+  using State = StateT<double>;
+  struct Sensor {
+    // kCopy: the value is `dim` doubles of one visited body's State (world
+    // frame sensors on an xbody); kPosRel/kQuatRel: xbody framepos/framequat
+    // relative to an xbody; kGeneric: everything else (compute_sensor).
+    enum Op { kGeneric, kCopy, kPosRel, kQuatRel };
+    Op op = kGeneric;
+    int src = 0;  // kCopy: offset in doubles from the States array
+    int id = 0, type = 0, adr = 0, dim = 0, datatype = 0;
+    Frame obj, ref;
+    bool has_ref = false;
+    int qadr = 0, dadr = 0;  // joint sensors
+    int subtree = -1;        // subtreecom: index into subtrees_
+    std::vector<std::pair<int, int>> segments;  // (offset, count) of selected columns
+  };
+  struct Subtree {
+    int root = 0;            // slot of the subtree root
+    std::vector<int> slots;  // slots of the subtree, descending body id
+  };
+
+  // Planning (plan.cc), in constructor order.
+  struct Marks {
+    std::vector<char> need, vel_sensor, vel_body;  // per body id
+  };
+  Marks mark_bodies(const mjModel* m);
+  std::vector<int> plan_slots(const mjModel* m, const Marks& marks);
+  void add_joints(const mjModel* m, Body& body, int jntadr, int jntnum);
+  void plan_outputs(const mjModel* m, const std::vector<int>& slot_of);
+  Sensor make_sensor(const mjModel* m, int i, const std::vector<int>& slot_of);
+  void file_sensor(const mjModel* m, Sensor s);
+  void init_scratch(int num_scratch);
+  Frame make_frame(const mjModel* m, int objtype, int objid, const std::vector<int>& slot_of);
+  struct Scratch;
+  struct TemplateKin;
+  template <class A>
+  struct FieldKin;
+  // Pose/velocity pass (kinematics.h) and the row entry points.
+  Vals row_vals(const Inputs& in, int64_t row) const;
+  template <class T, class R, class K>
+  void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
+                  R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
+  template <class T, class R>
+  void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
+  // Sensor maths (sensors.cc).
+  void inertial_pose(const State* st, int slot, const Vals& v, double pos[3],
+                     double mat[9]) const;
+  void frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
+                  double mat[9]) const;
+  void frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const;
+  void frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
+                    double mat[9], double w[3], double v[3]) const;
+  void subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
+                   double vals[3]) const;
+  void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
+                      const Vals& v, double* vals) const;
+  template <class T>
+  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
+                     const Vals& v, T* dst, bool fixed) const;
+  // Output writing (emit.cc).
+  bool any_clip(const Vals& v) const;
+  void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
+            const Outputs& out, bool fixed) const;
+  template <class T>
+  void write_fixed(const State* st, T* dst) const;
+  template <class T>
+  void write_fixed_pair(const StateT<fast::V2>* st, T* a, T* b) const;
+
+  mjModel* model_ = nullptr;
+  Selection sel_;
+  bool declared_[kNumModelFields] = {};  // fields given per row
+  Vals template_vals_{};  // every field from model_
+  bool kin_fields_ = false;  // a declared field is read by the pose pass
+  std::vector<Body> bodies_;  // slot 0 is the world; parents before children
+  std::vector<Joint> joints_;
+  std::vector<Sensor> sensors_;  // sensors computed per row (all but gathered copies)
+  // With per-row sensor_cutoff: the gathered REAL/POSITIVE sensors, written
+  // again clipped in rows whose cutoff for them is > 0.
+  std::vector<Sensor> clips_;
+  // Sensors whose selected columns are a plain copy of 3 or 4 doubles of a
+  // visited body's State (world frame xbody sensors without cutoff, fully
+  // selected), in column order. One tight loop writes them all.
+  struct Copy {
+    int col, src;  // sensordata column, offset in doubles from the States array
+  };
+  std::vector<Copy> gather3_, gather4_;  // 3- and 4-column sensors
+  // xbody framepos/framequat relative to an xbody, fully selected, no cutoff.
+  struct Rel {
+    int col, obj, ref;  // sensordata column, slots of object and reference
+  };
+  std::vector<Rel> pos_rel_, quat_rel_;
+  std::vector<Subtree> subtrees_;
+  std::vector<int> body_slots_;  // slot of each selected body
+  int rel_slot_ = -1;
+  std::vector<Frame> sites_;
+  bool any_vel_sensor_ = false;
+  // Hinges (indices into joints_) whose half-angle sin/cos are computed up
+  // front for a row: independent work the CPU overlaps, instead of a libm-
+  // like latency on the pose chain of every body.
+  std::vector<int> hinges_;
+  // Per participant: nslot States, 6 doubles per joint (xanchor, xaxis),
+  // 2 per joint (hinge cos/sin),
+  // 4 doubles per slot for subtree sums.
+  struct Scratch {
+    std::vector<State> states;    // row (a)
+    std::vector<State> states_b;  // row b of a pair
+    std::vector<StateT<fast::V2>> states2;  // a pair, lane by lane
+    std::vector<fast::V2> anchors2, halfangle2;
+    std::vector<double> anchors;
+    std::vector<double> halfangle;  // cos, sin of half of each hinge angle
+    std::vector<double> subtree;
+  };
+  std::vector<Scratch> scratch_;
+};
+
+}  // namespace mjrefresh

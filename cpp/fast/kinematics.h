@@ -1,0 +1,241 @@
+// The fast engine's pose/velocity pass (mj_kinematics + the cdof*qvel
+// velocity chain restricted to the visited bodies), as member templates of
+// FastEngine.
+//
+// Contract
+// - Header-only on purpose: the pass is instantiated for one row (double)
+//   and for two rows in SSE2 lanes (V2), with the template's or per-row model
+//   values, and must be inlined into refresh_row/refresh_pair (one TU,
+//   fast_engine.cc, the only includer): out of line it is measurably slower.
+// - Reads only the engine's plan (bodies_, joints_, hinges_) and the given
+//   row data; writes only the given scratch arrays. Same operations per lane.
+#pragma once
+
+#include <type_traits>
+
+#include "fast/fast_engine.h"
+#include "fast/fast_kernels.h"
+
+namespace mjrefresh {
+
+// How the pose pass reads the model values it takes per row: the template's
+// (inline in Body/Joint) or a row's / a pair's field blocks (KinVals).
+struct FastEngine::TemplateKin {
+  template <class B>
+  static double body_pos(const B& b, int k) { return b.pos[k]; }
+  template <class B>
+  static double body_quat(const B& b, int k) { return b.quat[k]; }
+  template <class J>
+  static double jnt_pos(const J& j, int k) { return j.pos[k]; }
+  template <class J>
+  static double jnt_axis(const J& j, int k) { return j.axis[k]; }
+};
+template <class A>
+struct FastEngine::FieldKin {
+  KinVals<A> v;
+  template <class B>
+  auto body_pos(const B& b, int k) const { return v.body_pos[3 * b.id + k]; }
+  template <class B>
+  auto body_quat(const B& b, int k) const { return v.body_quat[4 * b.id + k]; }
+  template <class J>
+  auto jnt_pos(const J& j, int k) const { return v.jnt_pos[3 * j.id + k]; }
+  template <class J>
+  auto jnt_axis(const J& j, int k) const { return v.jnt_axis[3 * j.id + k]; }
+};
+
+namespace fast {
+
+// Row data for the kinematics: one row, or two rows read into V2 lanes.
+struct Row1 {
+  const double* p;
+  double operator[](int i) const { return p[i]; }
+};
+struct Row2 {
+  const double* a;
+  const double* b;
+  V2 operator[](int i) const { return V2{a[i], b[i]}; }
+};
+
+}  // namespace fast
+
+// Velocity of visited body `s` (world angular velocity, linear velocity of
+// the frame origin): the sum of cdof*qvel along the chain that mj_comPos and
+// mj_comVel form, taken at the body origin instead of the subtree CoM. Free
+// and ball rotations use the body's final axes; free translations are
+// world-frame. Needs the parent's velocity and this body's final pose and
+// joint anchors/axes (so it runs right after the body's pose).
+template <class T, class R>
+inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const {
+  using namespace fast;
+  const Body& b = bodies_[s];
+  StateT<T>& x = st[s];
+  const StateT<T>& p = st[b.parent];
+  velocity_at(x.v, p.v, p.w, x.pos, p.pos);
+  copy3(x.w, p.w);
+  if (b.kind == Body::kFree) {
+    const T lin[3] = {qvel[b.dadr], qvel[b.dadr + 1], qvel[b.dadr + 2]};
+    add_to3(x.v, lin);
+    for (int k = 0; k < 3; ++k) {
+      const T axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+      add_to_scl3(x.w, axis, qvel[b.dadr + 3 + k]);  // anchor = body origin: no linear term
+    }
+    return;
+  }
+  T r[3], c[3];
+  for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
+    const Joint& jt = joints_[j];
+    const T* xanchor = anchors + 6 * j;
+    const T* xaxis = xanchor + 3;
+    switch (jt.type) {
+      case mjJNT_SLIDE:
+        add_to_scl3(x.v, xaxis, qvel[jt.dadr]);
+        break;
+      case mjJNT_HINGE: {
+        const T qd = qvel[jt.dadr];
+        add_to_scl3(x.w, xaxis, qd);
+        if (jt.at_origin) break;  // x.pos - xanchor is exactly 0
+        sub3(r, x.pos, xanchor);
+        cross(c, xaxis, r);
+        add_to_scl3(x.v, c, qd);
+        break;
+      }
+      case mjJNT_BALL:
+        if (!jt.at_origin) sub3(r, x.pos, xanchor);
+        for (int k = 0; k < 3; ++k) {
+          const T qd = qvel[jt.dadr + k];
+          const T axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+          add_to_scl3(x.w, axis, qd);
+          if (jt.at_origin) continue;
+          cross(c, axis, r);
+          add_to_scl3(x.v, c, qd);
+        }
+        break;
+      default:  // a free joint among several joints cannot be compiled
+        break;
+    }
+  }
+}
+
+// Poses (mj_kinematics restricted to the visited bodies) and, where needed,
+// velocities, in one pass from parents to children. R reads row data: one
+// row (T = double) or two rows into the two lanes (T = V2).
+// kv reads the model values: TemplateKin, or FieldKin over one row's field
+// blocks (double) or a pair's, lane by lane (V2).
+template <class T, class R, class K>
+inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
+                            R mocap_quat, const K& kv, bool want_vel,
+                            bool want_body_vel) const {
+  using namespace fast;
+  using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
+  // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
+  // up front: they depend on qpos only, so the CPU overlaps them instead of
+  // waiting for each on a body's dependency chain.
+  for (int j : hinges_) {
+    const Joint& jt = joints_[j];
+    const T angle = qpos[jt.qadr] - jt.qpos0;
+    T sn, cs;
+    if constexpr (std::is_same_v<T, double>) {
+      sn = 0, cs = 1;  // angle 0: exactly the unit quaternion
+      if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
+    } else {
+      sin_cos(angle * 0.5, &sn, &cs);  // sin_cos(0) is exactly (0, 1)
+    }
+    half[2 * j] = cs;
+    half[2 * j + 1] = sn;
+  }
+
+  const int nslot = static_cast<int>(bodies_.size());
+  for (int s = 1; s < nslot; ++s) {
+    const Body& b = bodies_[s];
+    StateT<T>& x = st[s];
+    if (b.kind == Body::kFree) {
+      for (int k = 0; k < 3; ++k) x.pos[k] = qpos[b.qadr + k];
+      for (int k = 0; k < 4; ++k) x.quat[k] = qpos[b.qadr + 3 + k];
+      normalize4(x.quat);  // mj_normalizeQuat on qpos
+    } else {
+      const StateT<T>& p = st[b.parent];
+      if (b.kind == Body::kMocap) {
+        const T mpos[3] = {mocap_pos[3 * b.mocap], mocap_pos[3 * b.mocap + 1],
+                           mocap_pos[3 * b.mocap + 2]};
+        T mquat[4] = {mocap_quat[4 * b.mocap], mocap_quat[4 * b.mocap + 1],
+                      mocap_quat[4 * b.mocap + 2], mocap_quat[4 * b.mocap + 3]};
+        normalize4(mquat);
+        T vec[3];
+        mat_vec(vec, p.mat, mpos);
+        x.pos[0] = p.pos[0] + vec[0];
+        x.pos[1] = p.pos[1] + vec[1];
+        x.pos[2] = p.pos[2] + vec[2];
+        mul_quat(x.quat, p.quat, mquat);
+      } else {
+        // A zero offset or a unit rotation gives the parent's values exactly
+        // (for finite input); skipping them saves a third of a body's work.
+        if (b.zero_pos) {
+          copy3(x.pos, p.pos);
+        } else {
+          const U bpos[3] = {kv.body_pos(b, 0), kv.body_pos(b, 1), kv.body_pos(b, 2)};
+          T vec[3];
+          mat_vec(vec, p.mat, bpos);
+          x.pos[0] = p.pos[0] + vec[0];
+          x.pos[1] = p.pos[1] + vec[1];
+          x.pos[2] = p.pos[2] + vec[2];
+        }
+        if (b.unit_quat) {
+          copy4(x.quat, p.quat);
+        } else {
+          const U bquat[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2),
+                              kv.body_quat(b, 3)};
+          mul_quat(x.quat, p.quat, bquat);
+        }
+      }
+      // xaxis is only read by the velocities (and slides).
+      const bool vel = want_vel && (b.vel_sensor || (b.vel_body && want_body_vel));
+      for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
+        const Joint& jt = joints_[j];
+        T* xanchor = anchors + 6 * j;
+        T* xaxis = xanchor + 3;
+        const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
+        if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jaxis, x.quat);
+        if (jt.centered) {
+          copy3(xanchor, x.pos);  // rot_vec_quat(0) + pos, exactly
+        } else {
+          const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
+          rot_vec_quat(xanchor, jpos, x.quat);
+          add_to3(xanchor, x.pos);
+        }
+        if (jt.type == mjJNT_SLIDE) {
+          add_to_scl3(x.pos, xaxis, qpos[jt.qadr] - jt.qpos0);
+          continue;
+        }
+        if (jt.type == mjJNT_BALL) {
+          T qloc[4] = {qpos[jt.qadr], qpos[jt.qadr + 1], qpos[jt.qadr + 2], qpos[jt.qadr + 3]};
+          normalize4(qloc);
+          mul_quat(x.quat, x.quat, qloc);
+        } else if (jt.unit_axis >= 0) {
+          mul_quat_axis(x.quat, jt.unit_axis, half[2 * j], half[2 * j + 1]);
+        } else {
+          // mju_axisAngle2Quat with the precomputed half-angle terms
+          const T sn = half[2 * j + 1];
+          const T qloc[4] = {half[2 * j], jaxis[0] * sn, jaxis[1] * sn, jaxis[2] * sn};
+          mul_quat(x.quat, x.quat, qloc);
+        }
+        // correct for off-center rotation (exactly zero for a centered joint)
+        if (!jt.centered) {
+          const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
+          T v0[3], v1[3];
+          sub3(v0, xanchor, x.pos);
+          rot_vec_quat(v1, jpos, x.quat);
+          x.pos[0] += (v0[0] - v1[0]);
+          x.pos[1] += (v0[1] - v1[1]);
+          x.pos[2] += (v0[2] - v1[2]);
+        }
+      }
+    }
+    normalize4(x.quat);
+    quat_mat(x.mat, x.quat);
+    if (want_vel && (b.vel_sensor || (b.vel_body && want_body_vel))) {
+      body_velocity(s, st, anchors, qvel);
+    }
+  }
+}
+
+}  // namespace mjrefresh

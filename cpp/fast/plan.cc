@@ -1,0 +1,335 @@
+#include "fast/fast_engine.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <type_traits>
+
+#include "fast/fast_kernels.h"
+
+namespace mjrefresh {
+namespace {
+
+using namespace fast;
+
+bool is_vel_sensor(int type) {
+  return type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL ||
+         type == mjSENS_VELOCIMETER || type == mjSENS_GYRO;
+}
+
+// Body id of an object a frame sensor or site reads.
+int body_of(const mjModel* m, int objtype, int objid) {
+  switch (objtype) {
+    case mjOBJ_XBODY:
+    case mjOBJ_BODY:
+      return objid;
+    case mjOBJ_GEOM:
+      return m->geom_bodyid[objid];
+    case mjOBJ_SITE:
+      return m->site_bodyid[objid];
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratch)
+    : sel_(std::move(selection)) {
+  const mjModel* m = model;
+  const std::string why = fast_uncovered(m, sel_.sensors);
+  if (!why.empty()) throw std::invalid_argument("engine 'fast': " + why);
+  // Declared per-row fields: the shortcuts that test their template values
+  // are off (see the contract in fast_engine.h).
+  for (int f : sel_.model_fields) declared_[f] = true;
+  kin_fields_ = declared_[kBodyPos] || declared_[kBodyQuat] || declared_[kJntPos] ||
+                declared_[kJntAxis];
+  const std::vector<int> slot_of = plan_slots(m, mark_bodies(m));
+  plan_outputs(m, slot_of);
+  for (int j = 0; j < static_cast<int>(joints_.size()); ++j) {
+    if (joints_[j].type == mjJNT_HINGE) hinges_.push_back(j);
+  }
+  model_ = mj_copyModel(nullptr, model);
+  for (int f = 0; f < kNumModelFields; ++f) template_vals_.f[f] = field_data(model_, f);
+  init_scratch(num_scratch);
+}
+
+// Pass 1: mark the bodies that must be visited and which need velocities.
+// Ancestors inherit every mark (a body's pose and velocity are built on its
+// parent's).
+FastEngine::Marks FastEngine::mark_bodies(const mjModel* m) {
+  const int nbody = m->nbody;
+  Marks marks;
+  marks.need.assign(nbody, 0);
+  marks.vel_sensor.assign(nbody, 0);
+  marks.vel_body.assign(nbody, 0);
+  auto& [need, vel_sensor, vel_body] = marks;
+  for (int b : sel_.bodies) need[b] = vel_body[b] = 1;
+  if (sel_.relative_to >= 0) need[sel_.relative_to] = 1;
+  for (int s : sel_.sites) need[m->site_bodyid[s]] = 1;
+  for (int i : sel_.sensors) {
+    const int type = m->sensor_type[i];
+    const bool vel = is_vel_sensor(type);
+    if (type == mjSENS_SUBTREECOM) {
+      // subtree_com reads every descendant's inertial position.
+      const int root = m->sensor_objid[i];
+      for (int b = root; b < nbody; ++b) {
+        int a = b;
+        while (a > root) a = m->body_parentid[a];
+        if (a == root) need[b] = 1;
+      }
+      continue;
+    }
+    if (type == mjSENS_JOINTPOS || type == mjSENS_JOINTVEL || type == mjSENS_BALLQUAT ||
+        type == mjSENS_BALLANGVEL || type == mjSENS_CLOCK) {
+      continue;
+    }
+    const int ob = body_of(m, m->sensor_objtype[i], m->sensor_objid[i]);
+    need[ob] = 1;
+    if (vel) vel_sensor[ob] = 1;
+    if (m->sensor_refid[i] >= 0) {
+      const int rb = body_of(m, m->sensor_reftype[i], m->sensor_refid[i]);
+      need[rb] = 1;
+      if (vel) vel_sensor[rb] = 1;
+    }
+    any_vel_sensor_ = any_vel_sensor_ || vel;
+  }
+  // Body ids are topologically sorted (parent < child): one backward sweep
+  // propagates the marks to all ancestors.
+  for (int b = nbody - 1; b > 0; --b) {
+    const int p = m->body_parentid[b];
+    need[p] |= need[b];
+    vel_sensor[p] |= vel_sensor[b];
+    vel_body[p] |= vel_body[b];
+  }
+  return marks;
+}
+
+// Pass 2: slots in breadth-first order (by depth, then id): parents come
+// before children, and consecutive slots are mostly independent of each
+// other (the hips of four legs, then the thighs, ...), so the CPU overlaps
+// their long dependency chains instead of waiting for each body's parent.
+// Returns the slot of each body id (-1: not visited).
+std::vector<int> FastEngine::plan_slots(const mjModel* m, const Marks& marks) {
+  const int nbody = m->nbody;
+  std::vector<int> depth(nbody, 0), order;
+  for (int b = 1; b < nbody; ++b) {
+    depth[b] = depth[m->body_parentid[b]] + 1;
+    if (marks.need[b]) order.push_back(b);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return depth[a] < depth[b]; });
+  std::vector<int> slot_of(nbody, -1);
+  bodies_.emplace_back();  // slot 0: world
+  slot_of[0] = 0;
+  for (int b : order) {
+    Body body;
+    body.id = b;
+    body.parent = slot_of[m->body_parentid[b]];
+    body.vel_sensor = marks.vel_sensor[b];
+    body.vel_body = marks.vel_body[b];
+    body.isameframe = m->body_sameframe[b];
+    const double* pos = m->body_pos + 3 * b;
+    const double* quat = m->body_quat + 4 * b;
+    copy3(body.pos, pos);
+    copy4(body.quat, quat);
+    body.zero_pos = !declared_[kBodyPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
+    body.unit_quat = !declared_[kBodyQuat] && quat[0] == 1 && quat[1] == 0 && quat[2] == 0 &&
+                     quat[3] == 0;
+    const int jntadr = m->body_jntadr[b], jntnum = m->body_jntnum[b];
+    if (jntnum == 1 && m->jnt_type[jntadr] == mjJNT_FREE) {
+      body.kind = Body::kFree;
+      body.qadr = m->jnt_qposadr[jntadr];
+      body.dadr = m->jnt_dofadr[jntadr];
+    } else if (m->body_mocapid[b] >= 0) {
+      body.kind = Body::kMocap;
+      body.mocap = m->body_mocapid[b];
+    } else {
+      body.kind = Body::kJoints;
+    }
+    add_joints(m, body, jntadr, body.kind == Body::kFree ? 0 : jntnum);
+    slot_of[b] = static_cast<int>(bodies_.size());
+    bodies_.push_back(body);
+  }
+
+  return slot_of;
+}
+
+// Pass 3: outputs in terms of slots.
+void FastEngine::plan_outputs(const mjModel* m, const std::vector<int>& slot_of) {
+  for (int b : sel_.bodies) body_slots_.push_back(slot_of[b]);
+  if (sel_.relative_to >= 0) rel_slot_ = slot_of[sel_.relative_to];
+  for (int s : sel_.sites) sites_.push_back(make_frame(m, mjOBJ_SITE, s, slot_of));
+  for (int i : sel_.sensors) file_sensor(m, make_sensor(m, i, slot_of));
+}
+
+// Sensor i in terms of slots, with the columns of it that are selected.
+FastEngine::Sensor FastEngine::make_sensor(const mjModel* m, int i,
+                                           const std::vector<int>& slot_of) {
+  // kCopy sources are offsets (in doubles) into the States array.
+  static_assert(std::is_standard_layout_v<State> && sizeof(State) % sizeof(double) == 0);
+  constexpr int kStateSize = sizeof(State) / sizeof(double);
+  const int nbody = m->nbody;
+  Sensor s;
+  s.id = i;
+  s.type = m->sensor_type[i];
+  s.adr = m->sensor_adr[i];
+  s.dim = m->sensor_dim[i];
+  s.datatype = m->sensor_datatype[i];
+  switch (s.type) {
+    case mjSENS_JOINTPOS:
+    case mjSENS_JOINTVEL:
+    case mjSENS_BALLQUAT:
+    case mjSENS_BALLANGVEL:
+      s.qadr = m->jnt_qposadr[m->sensor_objid[i]];
+      s.dadr = m->jnt_dofadr[m->sensor_objid[i]];
+      break;
+    case mjSENS_CLOCK:
+      break;
+    case mjSENS_SUBTREECOM: {
+      Subtree st;
+      const int root = m->sensor_objid[i];
+      st.root = slot_of[root];
+      for (int b = nbody - 1; b >= root; --b) {  // descending body id
+        int a = b;
+        while (a > root) a = m->body_parentid[a];
+        if (a == root) st.slots.push_back(slot_of[b]);
+      }
+      s.subtree = static_cast<int>(subtrees_.size());
+      subtrees_.push_back(std::move(st));
+      break;
+    }
+    default:
+      s.obj = make_frame(m, m->sensor_objtype[i], m->sensor_objid[i], slot_of);
+      if (m->sensor_refid[i] >= 0) {
+        s.has_ref = true;
+        s.ref = make_frame(m, m->sensor_reftype[i], m->sensor_refid[i], slot_of);
+      }
+  }
+  // xbody frame sensors read a visited body's State directly.
+  const bool xbody = m->sensor_objtype[i] == mjOBJ_XBODY;
+  const bool world = m->sensor_refid[i] < 0;
+  const bool xref = !world && m->sensor_reftype[i] == mjOBJ_XBODY;
+  auto field = [&](std::size_t offset) {
+    return static_cast<int>(offset / sizeof(double)) + s.obj.slot * kStateSize;
+  };
+  if (xbody && world) {
+    if (s.type == mjSENS_FRAMEPOS) s.op = Sensor::kCopy, s.src = field(offsetof(State, pos));
+    if (s.type == mjSENS_FRAMEQUAT) s.op = Sensor::kCopy, s.src = field(offsetof(State, quat));
+    if (s.type == mjSENS_FRAMELINVEL) s.op = Sensor::kCopy, s.src = field(offsetof(State, v));
+    if (s.type == mjSENS_FRAMEANGVEL) s.op = Sensor::kCopy, s.src = field(offsetof(State, w));
+  } else if (xbody && xref) {
+    if (s.type == mjSENS_FRAMEPOS) s.op = Sensor::kPosRel;
+    if (s.type == mjSENS_FRAMEQUAT) s.op = Sensor::kQuatRel;
+  }
+  // Only the selected columns are written (a range may cut a sensor).
+  for (const auto& [start, stop] : sel_.columns) {
+    const int lo = std::max(start, s.adr), hi = std::min(stop, s.adr + s.dim);
+    if (lo < hi) s.segments.emplace_back(lo - s.adr, hi - lo);
+  }
+  return s;
+}
+
+// Puts a planned sensor in the list that writes it: the fixed-size gathered
+// copies and relative poses, or the generic per-sensor path.
+void FastEngine::file_sensor(const mjModel* m, Sensor s) {
+  // Gathered sensors are written without cutoff: a template cutoff sends a
+  // sensor to the generic path; per-row cutoffs are applied afterwards, to
+  // the sensors a row's cutoff clips (clips_), which keeps the gathered
+  // writes when few or no rows have one.
+  const bool whole = !(m->sensor_cutoff[s.id] > 0 && !declared_[kSensorCutoff]) &&
+                     s.segments.size() == 1 && s.segments[0].second == s.dim;
+  const bool clipped = s.datatype == mjDATATYPE_REAL || s.datatype == mjDATATYPE_POSITIVE;
+  if (whole && declared_[kSensorCutoff] && clipped &&
+      (s.op == Sensor::kCopy || s.op == Sensor::kPosRel)) {
+    clips_.push_back(s);
+  }
+  if (whole && s.op == Sensor::kCopy) {
+    (s.dim == 3 ? gather3_ : gather4_).push_back({s.adr, s.src});
+  } else if (whole && s.op == Sensor::kPosRel) {
+    pos_rel_.push_back({s.adr, s.obj.slot, s.ref.slot});
+  } else if (whole && s.op == Sensor::kQuatRel) {
+    quat_rel_.push_back({s.adr, s.obj.slot, s.ref.slot});
+  } else {
+    sensors_.push_back(std::move(s));
+  }
+}
+
+// Per participant: the world's state in slot 0, everything else zero.
+void FastEngine::init_scratch(int num_scratch) {
+  scratch_.resize(num_scratch);
+  for (Scratch& sc : scratch_) {
+    sc.states.assign(bodies_.size(), State{});
+    State& world = sc.states[0];
+    world.quat[0] = 1;
+    world.mat[0] = world.mat[4] = world.mat[8] = 1;
+    sc.anchors.assign(6 * joints_.size() + 8, 0.0);  // + padding against false sharing
+    sc.halfangle.assign(2 * joints_.size() + 8, 0.0);
+    sc.subtree.assign(4 * bodies_.size() + 8, 0.0);
+    sc.states_b = sc.states;
+    sc.states2.assign(bodies_.size(), StateT<V2>{});
+    StateT<V2>& world2 = sc.states2[0];
+    world2.quat[0] = V2{1, 1};
+    world2.mat[0] = world2.mat[4] = world2.mat[8] = V2{1, 1};
+    sc.anchors2.assign(6 * joints_.size() + 4, V2{0, 0});
+    sc.halfangle2.assign(2 * joints_.size() + 4, V2{0, 0});
+  }
+}
+
+// The joints of a body (none for a free body), with their shortcut flags,
+// appended to joints_.
+void FastEngine::add_joints(const mjModel* m, Body& body, int jntadr, int jntnum) {
+  body.jnt_begin = static_cast<int>(joints_.size());
+  for (int j = jntadr; j < jntadr + jntnum; ++j) {
+    Joint jt;
+    jt.id = j;
+    jt.type = m->jnt_type[j];
+    jt.qadr = m->jnt_qposadr[j];
+    jt.dadr = m->jnt_dofadr[j];
+    const double* pos = m->jnt_pos + 3 * j;
+    const double* axis = m->jnt_axis + 3 * j;
+    copy3(jt.pos, pos);
+    copy3(jt.axis, axis);
+    jt.qpos0 = m->qpos0[jt.qadr];
+    jt.centered = !declared_[kJntPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
+    jt.unit_axis = -1;
+    for (int k = 0; k < 3 && jt.type == mjJNT_HINGE && !declared_[kJntAxis]; ++k) {
+      if (axis[k] == 1 && axis[(k + 1) % 3] == 0 && axis[(k + 2) % 3] == 0) {
+        jt.unit_axis = k;
+      }
+    }
+    joints_.push_back(jt);
+  }
+  body.jnt_end = static_cast<int>(joints_.size());
+  // A centered rotation leaves the origin where it is, so its anchor is the
+  // final origin unless a later joint of the body moves the origin.
+  bool moves = false;
+  for (int j = body.jnt_end - 1; j >= body.jnt_begin; --j) {
+    Joint& jt = joints_[j];
+    jt.at_origin = jt.type != mjJNT_SLIDE && jt.centered && !moves;
+    moves = moves || jt.type == mjJNT_SLIDE || !jt.centered;
+  }
+}
+
+FastEngine::~FastEngine() { mj_deleteModel(model_); }
+
+FastEngine::Frame FastEngine::make_frame(const mjModel* m, int objtype, int objid,
+                                         const std::vector<int>& slot_of) {
+  Frame f;
+  f.slot = slot_of[body_of(m, objtype, objid)];
+  if (objtype == mjOBJ_XBODY) {
+    f.kind = Frame::kXBody;
+  } else if (objtype == mjOBJ_BODY) {
+    f.kind = Frame::kInertial;
+  } else {
+    const bool geom = objtype == mjOBJ_GEOM;
+    f.kind = Frame::kLocal;
+    f.sameframe = geom ? m->geom_sameframe[objid] : m->site_sameframe[objid];
+    f.id = objid;
+    f.pos_field = geom ? kGeomPos : kSitePos;
+    f.quat_field = geom ? kGeomQuat : kSiteQuat;
+  }
+  return f;
+}
+
+}  // namespace mjrefresh

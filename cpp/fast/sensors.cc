@@ -1,0 +1,276 @@
+#include "fast/fast_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "fast/fast_kernels.h"
+
+namespace mjrefresh {
+
+using namespace fast;
+
+// xipos/ximat as mj_local2Global computes them from body_ipos/iquat.
+void FastEngine::inertial_pose(const State* st, int slot, const Vals& v, double pos[3],
+                               double mat[9]) const {
+  const Body& b = bodies_[slot];
+  const State& x = st[slot];
+  if (slot == 0) {
+    copy3(pos, x.pos);
+    std::memcpy(mat, x.mat, sizeof(double) * 9);
+    return;
+  }
+  if (b.isameframe == mjSAMEFRAME_BODY) {
+    copy3(pos, x.pos);
+  } else {
+    mat_vec(pos, x.mat, v.f[kBodyIpos] + 3 * b.id);
+    add_to3(pos, x.pos);
+  }
+  if (!mat) return;
+  if (b.isameframe == mjSAMEFRAME_NONE) {
+    double q[4];
+    mul_quat(q, x.quat, v.f[kBodyIquat] + 4 * b.id);
+    quat_mat(mat, q);
+  } else {
+    std::memcpy(mat, x.mat, sizeof(double) * 9);
+  }
+}
+
+// World position and rotation matrix of a frame (geom_xpos/site_xpos, ...).
+void FastEngine::frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
+                            double mat[9]) const {
+  const State& x = st[f.slot];
+  switch (f.kind) {
+    case Frame::kXBody:
+      copy3(pos, x.pos);
+      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      return;
+    case Frame::kInertial:
+      inertial_pose(st, f.slot, v, pos, mat);
+      return;
+    case Frame::kLocal:
+      break;
+  }
+  const double* fpos = v.f[f.pos_field] + 3 * f.id;
+  switch (f.sameframe) {
+    case mjSAMEFRAME_BODY:
+      copy3(pos, x.pos);
+      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      return;
+    case mjSAMEFRAME_INERTIA:
+      inertial_pose(st, f.slot, v, pos, mat);
+      return;
+    case mjSAMEFRAME_BODYROT:
+      mat_vec(pos, x.mat, fpos);
+      add_to3(pos, x.pos);
+      std::memcpy(mat, x.mat, sizeof(double) * 9);
+      return;
+    case mjSAMEFRAME_INERTIAROT: {
+      double ipos[3];
+      inertial_pose(st, f.slot, v, ipos, mat);
+      mat_vec(pos, x.mat, fpos);
+      add_to3(pos, x.pos);
+      return;
+    }
+    default: {
+      mat_vec(pos, x.mat, fpos);
+      add_to3(pos, x.pos);
+      double q[4];
+      mul_quat(q, x.quat, v.f[f.quat_field] + 4 * f.id);
+      quat_mat(mat, q);
+      return;
+    }
+  }
+}
+
+// Global quaternion of a frame, as get_xquat in engine_sensor.c. MuJoCo
+// 3.11 multiplies the body's xquat by the local quaternion (body_iquat,
+// geom_quat, site_quat) whatever the frame's sameframe; 4.0 follows
+// sameframe like mj_local2Global (measured with per-row quaternions that
+// differ from the template's: 4.0 ignores geom_quat of a geom compiled as
+// "same frame as the inertia" and uses body_iquat). Build and runtime
+// MuJoCo versions always match (checked at import).
+#if mjVERSION_HEADER >= 4000000
+constexpr bool kQuatFollowsSameframe = true;
+#else
+constexpr bool kQuatFollowsSameframe = false;
+#endif
+
+void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v,
+                            double quat[4]) const {
+  const State& x = st[f.slot];
+  const double* iquat = v.f[kBodyIquat] + 4 * bodies_[f.slot].id;
+  switch (f.kind) {
+    case Frame::kXBody:
+      copy4(quat, x.quat);
+      return;
+    case Frame::kInertial:
+      if (kQuatFollowsSameframe && bodies_[f.slot].isameframe != mjSAMEFRAME_NONE) {
+        copy4(quat, x.quat);  // body sameframe is BODY or BODYROT
+      } else {
+        mul_quat(quat, x.quat, iquat);
+      }
+      return;
+    case Frame::kLocal:
+      if (kQuatFollowsSameframe) {
+        switch (f.sameframe) {
+          case mjSAMEFRAME_BODY:
+          case mjSAMEFRAME_BODYROT:
+            copy4(quat, x.quat);
+            return;
+          case mjSAMEFRAME_INERTIA:
+          case mjSAMEFRAME_INERTIAROT:
+            mul_quat(quat, x.quat, iquat);
+            return;
+          default:
+            break;
+        }
+      }
+      mul_quat(quat, x.quat, v.f[f.quat_field] + 4 * f.id);
+      return;
+  }
+}
+
+// World pose of a frame and its 6-D velocity at its origin, world
+// orientation (what mj_objectVelocity returns with flg_local=0).
+void FastEngine::frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
+                              double mat[9], double w[3], double v[3]) const {
+  frame_pose(st, f, vals, pos, mat);
+  const State& x = st[f.slot];
+  copy3(w, x.w);
+  if (f.kind == Frame::kXBody) {
+    copy3(v, x.v);
+    return;
+  }
+  velocity_at(v, x.v, x.w, pos, x.pos);
+}
+
+void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
+                                const Vals& mv, double* vals) const {
+  switch (s.type) {
+    case mjSENS_FRAMEPOS:
+    case mjSENS_FRAMEXAXIS:
+    case mjSENS_FRAMEYAXIS:
+    case mjSENS_FRAMEZAXIS: {
+      double pos[3], mat[9];
+      frame_pose(st, s.obj, mv, pos, mat);
+      double vec[3];
+      if (s.type == mjSENS_FRAMEPOS) {
+        copy3(vec, pos);
+      } else {
+        const int k = s.type - mjSENS_FRAMEXAXIS;
+        vec[0] = mat[k];
+        vec[1] = mat[k + 3];
+        vec[2] = mat[k + 6];
+      }
+      if (!s.has_ref) {
+        copy3(vals, vec);
+        return;
+      }
+      double rpos[3], rmat[9];
+      frame_pose(st, s.ref, mv, rpos, rmat);
+      if (s.type == mjSENS_FRAMEPOS) {
+        pos_in_frame(vals, pos, rpos, rmat);
+      } else {
+        mat_t_vec(vals, rmat, vec);
+      }
+      return;
+    }
+    case mjSENS_FRAMEQUAT: {
+      double q[4];
+      frame_quat(st, s.obj, mv, q);
+      if (!s.has_ref) {
+        copy4(vals, q);
+        return;
+      }
+      double rq[4];
+      frame_quat(st, s.ref, mv, rq);
+      quat_in_frame(vals, q, rq);
+      return;
+    }
+    case mjSENS_FRAMELINVEL:
+    case mjSENS_FRAMEANGVEL: {
+      double pos[3], mat[9], w[3], v[3];
+      frame_motion(st, s.obj, mv, pos, mat, w, v);
+      if (s.has_ref) {
+        double rpos[3], rmat[9], rw[3], rv[3];
+        frame_motion(st, s.ref, mv, rpos, rmat, rw, rv);
+        double relw[3], relv[3], r[3], c[3];
+        sub3(relw, w, rw);
+        sub3(relv, v, rv);
+        // linear velocity: correction due to the rotating reference frame
+        sub3(r, pos, rpos);
+        cross(c, r, rw);
+        add_to3(relv, c);
+        mat_t_vec(w, rmat, relw);
+        mat_t_vec(v, rmat, relv);
+      }
+      copy3(vals, s.type == mjSENS_FRAMELINVEL ? v : w);
+      return;
+    }
+    case mjSENS_VELOCIMETER:
+    case mjSENS_GYRO: {
+      double pos[3], mat[9], w[3], v[3];
+      frame_motion(st, s.obj, mv, pos, mat, w, v);
+      mat_t_vec(vals, mat, s.type == mjSENS_VELOCIMETER ? v : w);
+      return;
+    }
+    case mjSENS_JOINTPOS:
+      vals[0] = in.qpos.row(row)[s.qadr];
+      return;
+    case mjSENS_JOINTVEL:
+      vals[0] = in.qvel.row(row)[s.dadr];
+      return;
+    case mjSENS_BALLQUAT:
+      // mj_kinematics normalises the quaternions of qpos in place first.
+      copy4(vals, in.qpos.row(row) + s.qadr);
+      normalize4(vals);
+      return;
+    case mjSENS_BALLANGVEL:
+      copy3(vals, in.qvel.row(row) + s.dadr);
+      return;
+    case mjSENS_CLOCK:
+      vals[0] = in.time.valid() ? *in.time.row(row) : 0.0;
+      return;
+    case mjSENS_SUBTREECOM:
+      break;
+  }
+}
+
+// subtree_com of one body: mj_comPos's backward pass over the subtree, in
+// its order (children, by descending id, before the body's own term).
+void FastEngine::subtree_com(Scratch& sc, const State* st, const Sensor& s, const Vals& v,
+                             double vals[3]) const {
+  const Subtree& tree = subtrees_[s.subtree];
+  double* acc = sc.subtree.data();
+  const double* mass = v.f[kBodyMass];
+  for (int slot : tree.slots) {
+    double* a = acc + 4 * slot;
+    a[0] = a[1] = a[2] = a[3] = 0;
+  }
+  for (int slot : tree.slots) {
+    double* a = acc + 4 * slot;
+    const Body& b = bodies_[slot];
+    if (slot) {
+      double xipos[3];
+      inertial_pose(st, slot, v, xipos, nullptr);
+      add_to_scl3(a, xipos, mass[b.id]);
+      a[3] += mass[b.id];
+    }
+    if (slot != tree.root) {
+      double* pa = acc + 4 * b.parent;
+      add_to3(pa, a);
+      pa[3] += a[3];
+    }
+  }
+  const double* a = acc + 4 * tree.root;
+  if (a[3] < mjMINVAL) {
+    inertial_pose(st, tree.root, v, vals, nullptr);
+  } else {
+    const double scl = 1.0 / std::max<double>(mjMINVAL, a[3]);
+    vals[0] = a[0] * scl;
+    vals[1] = a[1] * scl;
+    vals[2] = a[2] * scl;
+  }
+}
+
+}  // namespace mjrefresh

@@ -1,0 +1,263 @@
+"""Binding over an mjbatch-uni ``mjbatch.Batch``: :func:`bind_mjbatch`, and
+:class:`MjbatchSensorRefresher`, a drop-in for its ``refresh_sensor_ranges``."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from .._rows import SIM_IDS, row_ids
+from ..cache import StateCache
+from ..refresher import Refresher
+from ._checks import check_refresher, check_same_sizes
+from ._optional import require_mjbatch
+
+
+def _mjbatch_sensordata(batch: Any) -> np.ndarray:
+    """The batch's bound sensordata, in whichever dtype it is already bound."""
+    try:
+        view: np.ndarray = batch.bind("sensordata")
+    except ValueError:
+        view = batch.bind("sensordata", np.float32)
+    return view
+
+
+def _mjbatch_state(batch: Any, name: str) -> np.ndarray:
+    """The batch's bound float64 view `name` of its state rows (read in place)."""
+    try:
+        view: np.ndarray = batch.bind(name)
+    except ValueError as exc:
+        raise ValueError(
+            f"batch: cannot bind {name} as the native float64 view of its state rows ({exc}); "
+            "mjrefresh reads the state rows in place"
+        ) from None
+    return view
+
+
+def bind_mjbatch(
+    batch: Any,
+    refresher: Refresher,
+    *,
+    dtype: type | np.dtype = np.float64,
+    **outputs: Any,
+) -> StateCache:
+    """A :class:`StateCache` over an mjbatch-uni ``mjbatch.Batch``.
+
+    Reads the batch's bound ``qpos``/``qvel`` (and ``mocap_pos``/
+    ``mocap_quat``/``time`` when needed): row-strided float64 views into its
+    state rows, so writes to them are seen by the next refresh without a
+    copy. Refreshed sensor columns are written into the batch's bound
+    ``sensordata`` (float64, or float32 if the backend bound it so); its other
+    columns (acceleration-stage sensors) keep the batch's physics values.
+    Body/site outputs go to the cache's own arrays (``dtype``) unless given.
+
+    Usage: ``batch.step(); cache.mark_stepped()``; after
+    ``batch.reset(ids)`` (which runs mj_forward) ``cache.mark_fresh(ids)``;
+    after writing state, ``cache.mark_dirty(ids)``.
+
+    Per-simulation model fields: every field the refresher declares in
+    ``model_fields`` is read from ``batch.expand(name)`` (the batch's live
+    per-simulation values, expanded if they were not yet). mjbatch-uni cannot
+    tell which fields were expanded, so a field expanded but not declared is
+    not seen: declare every randomised field that the refreshed outputs read.
+    ``body_subtreemass`` is derived from ``body_mass`` per row, as
+    ``batch.set_const`` would.
+    """
+    mjbatch = require_mjbatch()
+    check_refresher(refresher)
+    if not isinstance(batch, mjbatch.Batch):
+        raise TypeError(f"batch: expected mjbatch.Batch, got {type(batch).__name__}")
+    check_same_sizes(refresher, batch.model, "batch")
+    plan = refresher.plan
+    kw: dict[str, Any] = {
+        "qpos": _mjbatch_state(batch, "qpos"),
+        "qvel": _mjbatch_state(batch, "qvel"),
+    }
+    if refresher.model.nmocap:
+        kw["mocap_pos"] = _mjbatch_state(batch, "mocap_pos")
+        kw["mocap_quat"] = _mjbatch_state(batch, "mocap_quat")
+    if plan.needs_time:
+        kw["time"] = _mjbatch_state(batch, "time")
+    if plan.model_fields:
+        kw["model_fields"] = {name: batch.expand(name) for name in plan.model_fields}
+    backend: tuple[str, ...] = ()
+    if plan.column_ranges and "sensordata" not in outputs:
+        outputs["sensordata"] = _mjbatch_sensordata(batch)
+        backend = ("sensordata",)
+    return StateCache(
+        refresher, batch.num_sims, dtype=dtype, backend_outputs=backend, **kw, **outputs
+    )
+
+
+class MjbatchSensorRefresher:
+    """Drop-in for mjbatch-uni's ``Batch.refresh_sensor_ranges``, computed correctly.
+
+    ``refresh_sensor_ranges(ids, sensor_ranges)`` takes the same arguments as
+    ``mjbatch.Batch.refresh_sensor_ranges`` (``ids``: None for all, sorted
+    unique int32/int64 ids or a bool mask of ``num_sims``; ``sensor_ranges``: a
+    flat ``(start0, stop0, start1, stop1, ...)`` sequence) and, like it, writes
+    the position/velocity-stage sensor columns in those ranges into the
+    batch's bound ``sensordata`` for those rows, from their current state,
+    leaving every other column and row unchanged. It runs the stages each
+    selected sensor needs (so ``tendonpos``/``tendonvel``/``actuatorpos``/
+    ``actuatorvel``, subtree velocities and camera-framed sensors are right),
+    and leaves acceleration-stage sensor columns inside the ranges unchanged
+    (mjbatch-uni 0.2.5 copies its worker's scratch values there, which belong
+    to another simulation). Differences: a range covering a sensor a refresh
+    cannot compute (joint/tendon limit, energy, user, plugin, delayed) raises
+    :class:`~mjrefresh.PlanError`; pending float32-bound input writes are not
+    applied (the state rows are read as they are).
+
+    One :class:`~mjrefresh.Refresher` is planned per distinct set of ranges
+    and kept (the ``max_plans`` most recent); :meth:`close` stops their threads.
+
+    Args:
+        batch: the ``mjbatch.Batch``.
+        num_threads, cpu_ids: as for :class:`~mjrefresh.Refresher`.
+        max_plans: how many planned range sets to keep.
+    """
+
+    def __init__(
+        self,
+        batch: Any,
+        num_threads: int = 0,
+        cpu_ids: Sequence[int] | None = None,
+        max_plans: int = 4,
+    ) -> None:
+        mjbatch = require_mjbatch()
+        if not isinstance(batch, mjbatch.Batch):
+            raise TypeError(f"batch: expected mjbatch.Batch, got {type(batch).__name__}")
+        if isinstance(max_plans, bool) or not isinstance(max_plans, int) or max_plans < 1:
+            raise ValueError(f"max_plans: expected an int >= 1, got {max_plans!r}")
+        self._batch = batch
+        self._model: mujoco.MjModel = batch.model
+        self._num_threads = num_threads
+        self._cpu_ids = cpu_ids
+        self._max_plans = max_plans
+        self._plans: OrderedDict[tuple[tuple[int, int], ...], Refresher | None] = OrderedDict()
+        m = self._model
+        self._acc = [
+            (int(m.sensor_adr[i]), int(m.sensor_adr[i] + m.sensor_dim[i]))
+            for i in range(m.nsensor)
+            if int(m.sensor_needstage[i]) == mujoco.mjtStage.mjSTAGE_ACC
+        ]
+        self._state: dict[str, np.ndarray] = {
+            "qpos": _mjbatch_state(batch, "qpos"),
+            "qvel": _mjbatch_state(batch, "qvel"),
+        }
+        if m.nmocap:
+            self._state["mocap_pos"] = _mjbatch_state(batch, "mocap_pos")
+            self._state["mocap_quat"] = _mjbatch_state(batch, "mocap_quat")
+        self._time: np.ndarray | None = None
+
+    def _ranges(self, sensor_ranges: Any) -> tuple[tuple[int, int], ...]:
+        if sensor_ranges is None:  # mjbatch-uni raises ValueError here too
+            raise ValueError(
+                "sensor_ranges: expected (start, stop) pairs as a flat sequence of ints, got None"
+            )
+        if isinstance(sensor_ranges, (str, bytes)):
+            raise TypeError(
+                "sensor_ranges: expected a flat sequence of ints (start0, stop0, start1, "
+                f"stop1, ...), got {type(sensor_ranges).__name__}"
+            )
+        flat = np.asarray(sensor_ranges)
+        if flat.ndim != 1 or (flat.size and flat.dtype.kind not in "iu"):
+            raise TypeError(
+                "sensor_ranges: expected a flat sequence of ints (start0, stop0, start1, "
+                f"stop1, ...), got shape {flat.shape} dtype {flat.dtype}"
+            )
+        if flat.size == 0 or flat.size % 2:
+            raise ValueError(
+                "sensor_ranges: expected (start, stop) pairs as a flat sequence of ints, "
+                f"got {flat.size} values"
+            )
+        n = self._model.nsensordata
+        pairs = []
+        for k in range(0, flat.size, 2):
+            start, stop = int(flat[k]), int(flat[k + 1])
+            if not 0 <= start < stop <= n:
+                raise ValueError(
+                    f"sensor_ranges: expected 0 <= start < stop <= {n} (nsensordata), got "
+                    f"({start}, {stop}) at position {k}"
+                )
+            pairs.append((start, stop))
+        # Drop acceleration-stage columns: they keep the physics values.
+        cols = np.zeros(n + 1, dtype=bool)
+        for start, stop in pairs:
+            cols[start:stop] = True
+        for start, stop in self._acc:
+            cols[start:stop] = False
+        edges = np.flatnonzero(
+            np.diff(np.concatenate(([False], cols[:n], [False])).astype(np.int8))
+        )
+        return tuple((int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True))
+
+    def _refresher_for(self, ranges: tuple[tuple[int, int], ...]) -> Refresher | None:
+        if ranges in self._plans:
+            self._plans.move_to_end(ranges)
+            return self._plans[ranges]
+        r = None
+        if ranges:
+            r = Refresher(
+                self._model,
+                sensor_ranges=list(ranges),
+                num_threads=self._num_threads,
+                cpu_ids=self._cpu_ids,
+            )
+        self._plans[ranges] = r
+        while len(self._plans) > self._max_plans:
+            _, old = self._plans.popitem(last=False)
+            if old is not None:
+                old.close()
+        return r
+
+    def refresh_sensor_ranges(self, ids: Any = None, sensor_ranges: Any = None) -> None:
+        """Refresh the position/velocity-stage columns in `sensor_ranges` for `ids`.
+
+        Args:
+            ids: None (all), sorted unique int32/int64 ids, or a bool mask.
+            sensor_ranges: flat ``(start0, stop0, start1, stop1, ...)`` ints.
+
+        Raises:
+            TypeError, ValueError: bad `ids` or `sensor_ranges`.
+            PlanError: a range covers a sensor a refresh cannot compute.
+            RefreshError: MuJoCo failed in some rows (the others were refreshed).
+        """
+        ranges = self._ranges(sensor_ranges)
+        n = self._batch.num_sims
+        rows = None if ids is None else row_ids("ids", ids, n, SIM_IDS)
+        r = self._refresher_for(ranges)
+        if r is None:
+            return
+        if rows is None:
+            rows = np.arange(n, dtype=np.int64)
+        kw: dict[str, Any] = dict(self._state)
+        if r.plan.needs_time:
+            if self._time is None:
+                self._time = _mjbatch_state(self._batch, "time")
+            kw["time"] = self._time
+        out = r.outputs(n, sensordata=_mjbatch_sensordata(self._batch))
+        r.refresh(rows, out=out, **kw)
+
+    def refresh_sensor_range(self, ids: Any = None, sensor_range: Any = None) -> None:
+        """One ``(start, stop)`` range; same as ``refresh_sensor_ranges``."""
+        if sensor_range is None or np.asarray(sensor_range).shape != (2,):
+            raise ValueError(f"sensor_range: expected a (start, stop) pair, got {sensor_range!r}")
+        self.refresh_sensor_ranges(ids, sensor_range)
+
+    def close(self) -> None:
+        """Stop the worker threads of every planned refresher (idempotent)."""
+        for r in self._plans.values():
+            if r is not None:
+                r.close()
+        self._plans.clear()
+
+    def __enter__(self) -> MjbatchSensorRefresher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

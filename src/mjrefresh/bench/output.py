@@ -1,0 +1,82 @@
+"""What the benchmarks write: progress lines, the JSON record and grouped
+table lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Hashable, Iterable
+from pathlib import Path
+from typing import Any
+
+
+def progress(msg: str) -> None:
+    """One progress line on stderr (stdout holds only the results)."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _clean(obj: Any) -> Any:
+    """``obj`` with non-finite floats replaced (JSON has no inf/nan)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def write_json(path: Path, schema: str, payload: dict[str, Any]) -> None:
+    """Write ``{"schema": schema, **payload}`` (environment, config, results, skips)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(_clean({"schema": schema, **payload}), indent=1) + "\n", encoding="utf-8"
+    )
+
+
+def write_record(
+    args: argparse.Namespace,
+    schema: str,
+    env: dict[str, Any],
+    rest: dict[str, Any],
+    internal: Iterable[str] = (),
+) -> None:
+    """Write ``--json``: schema, environment, the options (without the
+    ``internal`` ones) and ``rest``."""
+    config = {
+        k: (str(v) if isinstance(v, Path) else v)
+        for k, v in vars(args).items()
+        if k not in set(internal) and not callable(v)
+    }
+    write_json(args.json, schema, {"env": env, "config": config, **rest})
+    progress(f"wrote {args.json}")
+
+
+def grouped_lines(
+    rows: Iterable[Any], key: Callable[[Any], Hashable], line: Callable[[Any], str]
+) -> list[str]:
+    """``line(row)`` for every row, with an empty line wherever ``key`` changes."""
+    lines: list[str] = []
+    previous = None
+    for r in rows:
+        k = key(r)
+        if previous is not None and k != previous:
+            lines.append("")
+        previous = k
+        lines.append(line(r))
+    return lines
+
+
+def measured_with(command: str, env: dict[str, Any], libraries: bool = True) -> str:
+    """The sentence heading a README section: the command and the machine, and
+    with ``libraries`` the Python, NumPy, mjbatch-uni and mjrefresh versions."""
+    where = f"Measured with `{command}` on {env['cpu_model']} ({env['usable_cpus']} usable CPUs)"
+    if not libraries:
+        return f"{where}, MuJoCo {env['mujoco']}."
+    return (
+        f"{where}, Python {env['python']}, NumPy {env['numpy']}, MuJoCo {env['mujoco']}, "
+        f"mjbatch-uni {env['mjbatch_uni'] or 'not installed'}, "
+        f"mjrefresh {env['mjrefresh'] or 'not installed'}."
+    )

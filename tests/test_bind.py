@@ -1,0 +1,80 @@
+"""Refresher.bind: arrays validated once, then calls that only parse rows.
+
+A bound call must write exactly what `Refresher.refresh` writes (checked
+against the mj_forward oracle), reject bad arrays when binding (nothing
+written), and keep the dirty-mask and closed semantics of the unbound calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.oracle import expected_outputs
+from support.states import random_states
+
+import mjrefresh
+
+N = 9
+BODIES = ("base", "FL_calf", "RR_calf")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return mjrefresh.models.quadruped()
+
+
+@pytest.fixture(scope="module")
+def states(model):
+    return random_states(model, N, seed=3)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 16])
+def test_bound_call_equals_refresh_and_mj_forward(model, states, threads):
+    r = mjrefresh.Refresher(
+        model, bodies=BODIES, relative_to="base", sensor_ranges=[(68, 328)], num_threads=threads
+    )
+    out_bound, out_plain = r.outputs(N), r.outputs(N)
+    bound = r.bind(states["qpos"], states["qvel"], out_bound)
+    rows = np.array([0, 2, 3, 8])
+    assert bound(rows) == 4
+    r.refresh(rows, states["qpos"], states["qvel"], out_plain)
+    for name, a in out_bound.arrays().items():
+        np.testing.assert_array_equal(a, getattr(out_plain, name), err_msg=name)
+    want = expected_outputs(model, states, BODIES, "base", rows=rows)
+    np.testing.assert_allclose(out_bound.body_pos[rows], want["body_pos"], atol=1e-12)
+    np.testing.assert_allclose(out_bound.body_linvel[rows], want["body_linvel"], atol=1e-10)
+    # Rows not asked for stay as they were.
+    assert not out_bound.body_pos[[1, 4, 5, 6, 7]].any()
+    r.close()
+
+
+def test_bound_dirty_rows_clear_the_mask(model, states):
+    r = mjrefresh.Refresher(model, bodies=BODIES, num_threads=2)
+    out = r.outputs(N)
+    bound = r.bind(states["qpos"], states["qvel"], out)
+    dirty = np.zeros(N, dtype=bool)
+    dirty[[1, 7]] = True
+    assert bound.refresh_dirty_rows(dirty) == 2
+    assert not dirty.any()
+    assert bound.refresh_dirty_rows(dirty) == 0
+    assert out.body_pos[[1, 7]].any() and not out.body_pos[[0, 2]].any()
+    r.close()
+
+
+def test_bad_arrays_are_rejected_when_binding(model, states):
+    r = mjrefresh.Refresher(model, bodies=BODIES, num_threads=1)
+    out = r.outputs(N)
+    with pytest.raises(ValueError, match=r"qvel: expected shape \(9, 18\), got \(9, 17\)"):
+        r.bind(states["qpos"], states["qvel"][:, :17], out)
+    with pytest.raises(TypeError, match=r"qvel: expected dtype float64, got float32"):
+        r.bind(states["qpos"], states["qvel"].astype(np.float32), out)
+    assert not out.body_pos.any()
+    r.close()
+
+
+def test_bound_call_after_close_raises(model, states):
+    r = mjrefresh.Refresher(model, bodies=BODIES, num_threads=1)
+    bound = r.bind(states["qpos"], states["qvel"], r.outputs(N))
+    r.close()
+    with pytest.raises(RuntimeError, match="Refresher is closed"):
+        bound(np.arange(N))
