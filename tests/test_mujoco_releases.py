@@ -9,7 +9,6 @@ it for the release it was compiled against.
 
 from __future__ import annotations
 
-import copy
 import re
 import sys
 from pathlib import Path
@@ -17,6 +16,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from support.oracle import forward_with_model_fields
+from support.states import random_fields, random_states
 
 import mjrefresh
 from mjrefresh import _build_info, _native
@@ -150,45 +151,19 @@ SAMEFRAME_XML = """
 FIELDS = ("geom_quat", "site_quat", "body_iquat")
 
 
-def _sameframe_case(n: int, seed: int):
+def _sameframe_model() -> mujoco.MjModel:
     m = mujoco.MjModel.from_xml_string(SAMEFRAME_XML)
     sf = mujoco.mjtSameFrame
     # The model covers every sameframe kind the rule distinguishes.
-    assert set(m.geom_sameframe) >= {
-        sf.mjSAMEFRAME_NONE,
-        sf.mjSAMEFRAME_BODY,
-        sf.mjSAMEFRAME_INERTIA,
-    }
-    assert set(m.site_sameframe) >= {
-        sf.mjSAMEFRAME_NONE,
-        sf.mjSAMEFRAME_BODY,
-        sf.mjSAMEFRAME_INERTIA,
-    }
+    kinds = {sf.mjSAMEFRAME_NONE, sf.mjSAMEFRAME_BODY, sf.mjSAMEFRAME_INERTIA}
+    assert set(m.geom_sameframe) >= kinds
+    assert set(m.site_sameframe) >= kinds
     assert m.body_sameframe[m.body("b").id] == sf.mjSAMEFRAME_BODY
     assert m.body_sameframe[m.body("c").id] == sf.mjSAMEFRAME_NONE
-    rng = np.random.default_rng(seed)
-    qpos = np.repeat(m.qpos0[None], n, axis=0) + rng.normal(scale=0.3, size=(n, m.nq))
-    qpos[:, 3:7] /= np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True)
-    qpos[:, 7:11] /= np.linalg.norm(qpos[:, 7:11], axis=1, keepdims=True)
-    fields = {}
-    for name in FIELDS:
-        vals = np.repeat(np.array(getattr(m, name))[None], n, axis=0)
-        vals += rng.normal(scale=0.2, size=vals.shape)
-        fields[name] = vals / np.linalg.norm(vals, axis=-1, keepdims=True)
-    return m, qpos, np.zeros((n, m.nv)), fields
+    return m
 
 
-def _reference(m, qpos, fields, row):
-    mr = copy.deepcopy(m)
-    for name, vals in fields.items():
-        getattr(mr, name)[...] = vals[row]
-    d = mujoco.MjData(mr)
-    d.qpos[:] = qpos[row]
-    mujoco.mj_forward(mr, d)
-    return d
-
-
-def _mul(a, b):
+def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     q = np.empty(4)
     mujoco.mju_mulQuat(q, a, b)
     return q
@@ -197,17 +172,19 @@ def _mul(a, b):
 @pytest.mark.parametrize(("engine", "tol"), [("exact", 0.0), ("fast", 1e-12)])
 def test_frame_quaternions_follow_this_releases_sameframe_rule(engine, tol):
     n = 16
-    m, qpos, qvel, fields = _sameframe_case(n, seed=3)
+    m = _sameframe_model()
+    states = random_states(m, n, seed=3)
+    fields = random_fields(m, FIELDS, n, seed=4)
     sensors = [m.sensor(i).name for i in range(m.nsensor)]
     r = mjrefresh.Refresher(m, sensors=sensors, engine=engine, model_fields=FIELDS, num_threads=2)
     assert r.plan.engine == engine
     out = r.outputs(n)
-    r.refresh(np.arange(n), qpos, qvel, out, model_fields=fields)
+    r.refresh(np.arange(n), states["qpos"], states["qvel"], out, model_fields=fields)
     a, g = m.body("a").id, m.geom("g_inertia").id
     col = m.sensor("q_g_inertia").adr[0]
     follows_sameframe = _key(mujoco.__version__) >= (4,)
     for row in range(n):
-        d = _reference(m, qpos, fields, row)
+        _, d, _ = forward_with_model_fields(m, states, fields, row)
         np.testing.assert_allclose(out.sensordata[row], d.sensordata, rtol=0, atol=tol)
         # This case tells the two rules apart, and MuJoCo follows the one of
         # its release: for a geom compiled in the inertial frame, 3.x uses
