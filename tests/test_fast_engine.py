@@ -32,6 +32,9 @@ from support.states import random_states_unnormalised as random_states
 import mjrefresh
 from mjrefresh import PlanError
 
+# Parity with mj_forward: CI runs these on every supported MuJoCo release.
+pytestmark = pytest.mark.parity
+
 S = mujoco.mjtSensor
 OBJ = mujoco.mjtObj
 NROWS = 10_000

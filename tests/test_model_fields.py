@@ -25,6 +25,9 @@ import mjrefresh
 from mjrefresh.models import quadruped, tracking_layout
 from mjrefresh.plan import MODEL_FIELDS, fast_uncovered
 
+# Parity with mj_forward: CI runs these on every supported MuJoCo release.
+pytestmark = pytest.mark.parity
+
 N = 24
 ENGINES = ("exact", "fast")
 # (poses, velocities): exact runs MuJoCo's own functions on the row's values.

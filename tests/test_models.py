@@ -7,6 +7,9 @@ from support.oracle import expected_outputs
 
 from mjrefresh.models import MODELS, TRACKING_KINDS, humanoid, quadruped, tracking_layout
 
+# Parity with mj_forward: CI runs these on every supported MuJoCo release.
+pytestmark = pytest.mark.parity
+
 EXPECTED = {
     # name: (nbody, hinges, nsensor, nsensordata, tracking start, base)
     "quadruped": (14, 12, 119, 328, 68, "base"),

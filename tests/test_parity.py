@@ -16,6 +16,9 @@ from support.states import random_states
 
 import mjrefresh
 
+# Parity with mj_forward: CI runs these on every supported MuJoCo release.
+pytestmark = pytest.mark.parity
+
 
 def Refresher(*args, **kwargs):  # noqa: N802 - the exact engine under test
     return mjrefresh.Refresher(*args, engine="exact", **kwargs)

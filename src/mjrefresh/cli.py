@@ -55,6 +55,13 @@ def _backends() -> list[tuple[str, str]]:
     ]
 
 
+def _cores_note() -> str:
+    """Where the core comes from: the prebuilt wheel (one per release) or a source build."""
+    if _build_info.PREBUILT:
+        return f" (prebuilt wheel, cores for {', '.join(_build_info.MUJOCO_VERSIONS)})"
+    return " (source build)"
+
+
 def _build_text() -> str:
     """One line on how the native core was compiled (``_core.BUILD_INFO``)."""
     b = _core.BUILD_INFO
@@ -79,7 +86,7 @@ def info_lines() -> list[str]:
             "MuJoCo installed",
             f"{mujoco.__version__} (loaded library {_core.mujoco_runtime_version()})",
         ),
-        ("MuJoCo the core was built for", _build_info.MUJOCO_VERSION),
+        ("MuJoCo the core was built for", _core.MUJOCO_BUILD_VERSION + _cores_note()),
         ("Python", f"{platform.python_version()} ({sys.executable})"),
         ("native core", _build_text()),
         ("platform", f"{platform.system()} {platform.machine()}"),
