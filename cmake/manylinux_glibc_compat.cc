@@ -31,7 +31,7 @@ int mjr_pthread_detach(pthread_t);
 int mjr_pthread_once(pthread_once_t*, void (*)(void));
 
 MJR_LOCAL int __wrap_pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                          void* (*start)(void*), void* arg) {
+                                    void* (*start)(void*), void* arg) {
   return mjr_pthread_create(thread, attr, start, arg);
 }
 MJR_LOCAL int __wrap_pthread_join(pthread_t thread, void** result) {

@@ -238,9 +238,7 @@ def test_drop_in_rejects_sensors_it_cannot_compute():
     b = mjbatch.Batch(m, 2, num_threads=1)
     with mjrefresh.MjbatchSensorRefresher(b, num_threads=1) as drop_in:
         drop_in.refresh_sensor_ranges(None, (0, 1))
-        with pytest.raises(
-            mjrefresh.PlanError, match="sensor 'lim' .user. cannot be refreshed"
-        ):
+        with pytest.raises(mjrefresh.PlanError, match="sensor 'lim' .user. cannot be refreshed"):
             drop_in.refresh_sensor_ranges(None, (0, 2))
 
 

@@ -83,9 +83,7 @@ def test_plan_all_posvel_lists_refused_sensors(robot_xml: Path):
     assert "refused (1 position/velocity-stage sensors not selected):" in out
     assert "  sensor 'limit' (user)\n" in out
     verbose = run("plan", str(robot_xml), "--all-posvel", "--verbose").stdout
-    assert (
-        "sensor 'limit' (user) cannot be refreshed: user sensors are computed" in verbose
-    )
+    assert "sensor 'limit' (user) cannot be refreshed: user sensors are computed" in verbose
 
 
 def test_plan_verbose_lists_every_output():

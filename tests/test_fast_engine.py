@@ -41,9 +41,17 @@ NROWS = 10_000
 POS_TOL = 1e-12
 VEL_TOL = 1e-10
 
+
 def run(m, state, engine, *, bodies, rel, sites, sensors, threads=1, dtype=np.float64):
-    r = mjrefresh.Refresher(m, bodies=bodies, relative_to=rel, sites=sites, sensors=sensors,
-                            num_threads=threads, engine=engine)
+    r = mjrefresh.Refresher(
+        m,
+        bodies=bodies,
+        relative_to=rel,
+        sites=sites,
+        sensors=sensors,
+        num_threads=threads,
+        engine=engine,
+    )
     n = state["qpos"].shape[0]
     out = r.outputs(n, dtype=dtype)
     r.refresh(np.arange(n), **state, out=out)
@@ -96,6 +104,7 @@ def _assert_within_tolerances(m, sensors, out, expect) -> None:
 # parity
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", CASES)
 def test_fast_matches_mj_forward(name):
     m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data(name)
@@ -106,8 +115,7 @@ def test_fast_matches_mj_forward(name):
 @pytest.mark.parametrize("name", CASES)
 def test_fast_matches_exact_engine(name):
     m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data(name)
-    exact_plan, exact = run(m, state, "exact", bodies=bodies, rel=rel, sites=sites,
-                            sensors=sensors)
+    exact_plan, exact = run(m, state, "exact", bodies=bodies, rel=rel, sites=sites, sensors=sensors)
     assert exact_plan.engine == "exact"
     _assert_within_tolerances(m, sensors, out, exact.arrays())
 
@@ -117,23 +125,51 @@ def test_zoo_covers_every_sensor_kind_and_cutoff():
     so the parity tests above are not vacuous."""
     m = model("zoo")
     types = {int(t) for t in m.sensor_type}
-    covered = {S.mjSENS_FRAMEPOS, S.mjSENS_FRAMEQUAT, S.mjSENS_FRAMEXAXIS, S.mjSENS_FRAMEYAXIS,
-               S.mjSENS_FRAMEZAXIS, S.mjSENS_FRAMELINVEL, S.mjSENS_FRAMEANGVEL,
-               S.mjSENS_VELOCIMETER, S.mjSENS_GYRO, S.mjSENS_JOINTPOS, S.mjSENS_JOINTVEL,
-               S.mjSENS_BALLQUAT, S.mjSENS_BALLANGVEL, S.mjSENS_SUBTREECOM, S.mjSENS_CLOCK,
-               S.mjSENS_SUBTREELINVEL, S.mjSENS_SUBTREEANGMOM, S.mjSENS_MAGNETOMETER,
-               S.mjSENS_TENDONPOS, S.mjSENS_TENDONVEL, S.mjSENS_ACTUATORPOS,
-               S.mjSENS_ACTUATORVEL}
+    covered = {
+        S.mjSENS_FRAMEPOS,
+        S.mjSENS_FRAMEQUAT,
+        S.mjSENS_FRAMEXAXIS,
+        S.mjSENS_FRAMEYAXIS,
+        S.mjSENS_FRAMEZAXIS,
+        S.mjSENS_FRAMELINVEL,
+        S.mjSENS_FRAMEANGVEL,
+        S.mjSENS_VELOCIMETER,
+        S.mjSENS_GYRO,
+        S.mjSENS_JOINTPOS,
+        S.mjSENS_JOINTVEL,
+        S.mjSENS_BALLQUAT,
+        S.mjSENS_BALLANGVEL,
+        S.mjSENS_SUBTREECOM,
+        S.mjSENS_CLOCK,
+        S.mjSENS_SUBTREELINVEL,
+        S.mjSENS_SUBTREEANGMOM,
+        S.mjSENS_MAGNETOMETER,
+        S.mjSENS_TENDONPOS,
+        S.mjSENS_TENDONVEL,
+        S.mjSENS_ACTUATORPOS,
+        S.mjSENS_ACTUATORVEL,
+    }
     assert {int(t) for t in covered} <= types
     cameras = m.sensor_objtype == OBJ.mjOBJ_CAMERA
     assert cameras.any() and (m.sensor_reftype == OBJ.mjOBJ_CAMERA).any()
-    actuated = {int(m.actuator_trntype[m.sensor_objid[i]]) for i in range(m.nsensor)
-                if m.sensor_type[i] == S.mjSENS_ACTUATORPOS}
+    actuated = {
+        int(m.actuator_trntype[m.sensor_objid[i]])
+        for i in range(m.nsensor)
+        if m.sensor_type[i] == S.mjSENS_ACTUATORPOS
+    }
     trn = mujoco.mjtTrn
     assert actuated == {int(trn.mjTRN_JOINT), int(trn.mjTRN_JOINTINPARENT), int(trn.mjTRN_TENDON)}
     *_, state, ref, _, out = _case_data("zoo")
-    for name in ("cut_linvel", "cut_pos", "cut_jvel", "cut_gyro", "cut_com", "cut_clock",
-                 "cut_angmom", "cut_tvel"):
+    for name in (
+        "cut_linvel",
+        "cut_pos",
+        "cut_jvel",
+        "cut_gyro",
+        "cut_com",
+        "cut_clock",
+        "cut_angmom",
+        "cut_tvel",
+    ):
         i = mujoco.mj_name2id(m, OBJ.mjOBJ_SENSOR, name)
         cols = slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
         cut = m.sensor_cutoff[i]
@@ -144,8 +180,9 @@ def test_zoo_covers_every_sensor_kind_and_cutoff():
 def test_float32_outputs_match_float64():
     m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data("zoo")
     small = {k: v[:500] for k, v in state.items()}
-    _, out32 = run(m, small, "fast", bodies=bodies, rel=rel, sites=sites, sensors=sensors,
-                   dtype=np.float32)
+    _, out32 = run(
+        m, small, "fast", bodies=bodies, rel=rel, sites=sites, sensors=sensors, dtype=np.float32
+    )
     for key, a in out32.arrays().items():
         assert a.dtype == np.float32
         np.testing.assert_array_equal(a, getattr(out, key)[:500].astype(np.float32))
@@ -154,8 +191,7 @@ def test_float32_outputs_match_float64():
 def test_thread_count_does_not_change_results():
     m, bodies, rel, sites, sensors, state, ref, plan, out = _case_data("go1like")
     small = {k: v[:2000] for k, v in state.items()}
-    _, out2 = run(m, small, "fast", bodies=bodies, rel=rel, sites=sites, sensors=sensors,
-                  threads=2)
+    _, out2 = run(m, small, "fast", bodies=bodies, rel=rel, sites=sites, sensors=sensors, threads=2)
     for key, a in out2.arrays().items():
         np.testing.assert_array_equal(a, getattr(out, key)[:2000])
 
@@ -169,8 +205,15 @@ def test_rows_in_pairs_equal_rows_alone(name, sensors_only):
     if sensors_only:
         bodies, rel, sites = (), None, ()
     n = 41
-    r = mjrefresh.Refresher(m, bodies=bodies, relative_to=rel, sites=sites, sensors=sensors,
-                            num_threads=1, engine="fast")
+    r = mjrefresh.Refresher(
+        m,
+        bodies=bodies,
+        relative_to=rel,
+        sites=sites,
+        sensors=sensors,
+        num_threads=1,
+        engine="fast",
+    )
     paired, alone = r.outputs(n), r.outputs(n)
     small = {k: v[:n] for k, v in state.items()}
     r.refresh(np.arange(n), **small, out=paired)
@@ -188,13 +231,24 @@ def test_selected_subset_visits_only_what_it_needs_and_stays_exact():
     state = random_states(m, 3000, seed=7)
     hand_site = mujoco.mj_name2id(m, OBJ.mjOBJ_SITE, "hand_site")
     world_site = mujoco.mj_name2id(m, OBJ.mjOBJ_SITE, "world_site")
-    sensors = [i for i in range(m.nsensor)
-               if m.sensor_type[i] == S.mjSENS_FRAMELINVEL and m.sensor_objtype[i] == OBJ.mjOBJ_SITE
-               and m.sensor_objid[i] == hand_site]
+    sensors = [
+        i
+        for i in range(m.nsensor)
+        if m.sensor_type[i] == S.mjSENS_FRAMELINVEL
+        and m.sensor_objtype[i] == OBJ.mjOBJ_SITE
+        and m.sensor_objid[i] == hand_site
+    ]
     hand = mujoco.mj_name2id(m, OBJ.mjOBJ_BODY, "hand")
     ref = expected_outputs(m, state, [hand], None, [world_site, hand_site])
-    plan, out = run(m, state, "fast", bodies=["hand"], rel=None,
-                    sites=["world_site", "hand_site"], sensors=sensors)
+    plan, out = run(
+        m,
+        state,
+        "fast",
+        bodies=["hand"],
+        rel=None,
+        sites=["world_site", "hand_site"],
+        sensors=sensors,
+    )
     assert plan.engine == "fast"
     assert _max_err(out.body_pos, ref["body_pos"]) <= POS_TOL
     assert _max_err(out.body_linvel, ref["body_linvel"]) <= VEL_TOL
@@ -208,6 +262,7 @@ def test_selected_subset_visits_only_what_it_needs_and_stays_exact():
 # input/output contract
 # --------------------------------------------------------------------------
 
+
 def test_unselected_rows_and_columns_are_untouched():
     m = model("zoo")
     state = random_states(m, 64, seed=3)
@@ -217,10 +272,12 @@ def test_unselected_rows_and_columns_are_untouched():
     quat = mujoco.mj_name2id(m, OBJ.mjOBJ_SENSOR, "hand_quat")
     qadr = int(m.sensor_adr[quat])
     ranges = [(adr + 1, adr + 2), (qadr + 2, qadr + 4)]
-    r = mjrefresh.Refresher(m, bodies=["hand"], relative_to="base", sensor_ranges=ranges,
-                            num_threads=1, engine="fast")
-    ref = mjrefresh.Refresher(m, bodies=["hand"], relative_to="base", sensor_ranges=ranges,
-                              num_threads=1, engine="exact")
+    r = mjrefresh.Refresher(
+        m, bodies=["hand"], relative_to="base", sensor_ranges=ranges, num_threads=1, engine="fast"
+    )
+    ref = mjrefresh.Refresher(
+        m, bodies=["hand"], relative_to="base", sensor_ranges=ranges, num_threads=1, engine="exact"
+    )
     out = r.outputs(64)
     expect = ref.outputs(64)
     for a in (*out.arrays().values(), *expect.arrays().values()):
@@ -250,17 +307,18 @@ def test_row_strided_inputs_and_outputs():
     state = random_states(m, 200, seed=5)
     sensors = tracking_sensors(m)
     backing = np.zeros((200, m.nq + m.nv + 5))
-    backing[:, :m.nq] = state["qpos"]
-    backing[:, m.nq:m.nq + m.nv] = state["qvel"]
+    backing[:, : m.nq] = state["qpos"]
+    backing[:, m.nq : m.nq + m.nv] = state["qvel"]
     big = np.full((200, m.nsensordata + 11), 3.0)
     r = mjrefresh.Refresher(m, sensors=sensors, num_threads=2, engine="fast")
-    out = r.outputs(200, sensordata=big[:, 5:5 + m.nsensordata])
-    r.refresh(np.arange(200), backing[:, :m.nq], backing[:, m.nq:m.nq + m.nv], out)
+    out = r.outputs(200, sensordata=big[:, 5 : 5 + m.nsensordata])
+    r.refresh(np.arange(200), backing[:, : m.nq], backing[:, m.nq : m.nq + m.nv], out)
     _, expect = run(m, state, "exact", bodies=(), rel=None, sites=(), sensors=sensors)
-    cols = np.concatenate([np.arange(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
-                           for i in sensors])
-    assert _max_err(big[:, 5:5 + m.nsensordata][:, cols], expect.sensordata[:, cols]) <= VEL_TOL
-    assert np.all(big[:, :5] == 3.0) and np.all(big[:, 5 + m.nsensordata:] == 3.0)
+    cols = np.concatenate(
+        [np.arange(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i]) for i in sensors]
+    )
+    assert _max_err(big[:, 5 : 5 + m.nsensordata][:, cols], expect.sensordata[:, cols]) <= VEL_TOL
+    assert np.all(big[:, :5] == 3.0) and np.all(big[:, 5 + m.nsensordata :] == 3.0)
 
 
 def test_large_hinge_angles():
@@ -269,14 +327,17 @@ def test_large_hinge_angles():
     m = model("chain")
     state = random_states(m, 2000, seed=11)
     rng = np.random.default_rng(12)
-    hinge = [m.jnt_qposadr[j] for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+    hinge = [
+        m.jnt_qposadr[j] for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE
+    ]
     for k, scale in enumerate((30.0, 5e3, 1.5e5, 1e8)):
         rows = slice(500 * k, 500 * (k + 1))
         state["qpos"][rows, hinge] = rng.uniform(-scale, scale, (500, len(hinge)))
     bodies = list(range(1, m.nbody))
     ref = expected_outputs(m, state, bodies, None, list(range(m.nsite)))
-    plan, out = run(m, state, "fast", bodies=bodies, rel=None, sites=list(range(m.nsite)),
-                    sensors=None)
+    plan, out = run(
+        m, state, "fast", bodies=bodies, rel=None, sites=list(range(m.nsite)), sensors=None
+    )
     for key in ("body_pos", "body_quat", "site_pos", "site_mat"):
         assert _max_err(getattr(out, key), ref[key]) <= POS_TOL, key
     for key in ("body_linvel", "body_angvel"):
@@ -290,12 +351,24 @@ def test_nan_and_inf_inputs_do_not_crash():
     state["qvel"][4, 2] = np.inf
     state["qpos"][5, 3:7] = 0.0  # zero quaternion: MuJoCo uses the unit quaternion
     state["mocap_quat"][6] = np.nan
-    plan, out = run(m, state, "fast", bodies=list(range(1, m.nbody)), rel="arm2",
-                    sites=list(range(m.nsite)), sensors=fast_sensors(m))
+    plan, out = run(
+        m,
+        state,
+        "fast",
+        bodies=list(range(1, m.nbody)),
+        rel="arm2",
+        sites=list(range(m.nsite)),
+        sensors=fast_sensors(m),
+    )
     assert np.isnan(out.body_pos[3]).any()
     assert np.all(np.isfinite(out.body_pos[[0, 1, 2, 4, 5]]))
-    ref = expected_outputs(m, {k: v[5:6] for k, v in state.items()}, list(range(1, m.nbody)),
-                            mujoco.mj_name2id(m, OBJ.mjOBJ_BODY, "arm2"), list(range(m.nsite)))
+    ref = expected_outputs(
+        m,
+        {k: v[5:6] for k, v in state.items()},
+        list(range(1, m.nbody)),
+        mujoco.mj_name2id(m, OBJ.mjOBJ_BODY, "arm2"),
+        list(range(m.nsite)),
+    )
     assert _max_err(out.body_quat[5:6], ref["body_quat"]) <= POS_TOL
 
 
@@ -303,10 +376,16 @@ def test_nan_and_inf_inputs_do_not_crash():
 # engine choice
 # --------------------------------------------------------------------------
 
+
 def test_auto_picks_fast_for_tracking_models():
     m = model("go1like")
-    r = mjrefresh.Refresher(m, bodies=list(range(1, m.nbody)), relative_to="trunk",
-                            sensors=tracking_sensors(m), num_threads=1)
+    r = mjrefresh.Refresher(
+        m,
+        bodies=list(range(1, m.nbody)),
+        relative_to="trunk",
+        sensors=tracking_sensors(m),
+        num_threads=1,
+    )
     assert r.plan.engine == "fast"
     assert "auto" in r.plan.engine_reason
     assert "engine: fast" in r.plan.describe()
@@ -317,8 +396,13 @@ def test_auto_picks_fast_for_embedded_models():
     models = pytest.importorskip("mjrefresh.models")
     for build in (models.quadruped, models.humanoid):
         m = build()
-        r = mjrefresh.Refresher(m, bodies=list(range(1, m.nbody)), relative_to=1,
-                                sensors=tracking_sensors(m), num_threads=1)
+        r = mjrefresh.Refresher(
+            m,
+            bodies=list(range(1, m.nbody)),
+            relative_to=1,
+            sensors=tracking_sensors(m),
+            num_threads=1,
+        )
         assert r.plan.engine == "fast", r.plan.engine_reason
         r.close()
 
@@ -334,8 +418,7 @@ def test_auto_picks_fast_for_embedded_models_full_pos_vel_selection():
         m = build()
         sensors, refused = posvel_sensors(m)
         assert sensors and not refused
-        r = mjrefresh.Refresher(m, bodies=list(range(1, m.nbody)), sensors=sensors,
-                                num_threads=1)
+        r = mjrefresh.Refresher(m, bodies=list(range(1, m.nbody)), sensors=sensors, num_threads=1)
         assert r.plan.engine == "fast", r.plan.engine_reason
         r.close()
 
@@ -413,6 +496,7 @@ def test_exact_when_requested_and_when_sensors_are_disabled():
 # --------------------------------------------------------------------------
 # random kinematic trees (MjSpec)
 # --------------------------------------------------------------------------
+
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=kinematic_trees(), seed=st.integers(0, 2**31 - 1))

@@ -54,8 +54,9 @@ def check_rows(model, states, fields, out, rows, engine="exact"):
     for row in rows:
         m, d, vel = forward_with_model_fields(model, states, fields, row)
         for cols, tol in ((pos_cols, pos_tol), (vel_cols, vel_tol)):
-            np.testing.assert_allclose(out.sensordata[row, cols], d.sensordata[cols], rtol=0,
-                                       atol=tol)
+            np.testing.assert_allclose(
+                out.sensordata[row, cols], d.sensordata[cols], rtol=0, atol=tol
+            )
         np.testing.assert_allclose(out.body_pos[row], d.xpos[ids], rtol=0, atol=pos_tol)
         np.testing.assert_allclose(out.body_quat[row], d.xquat[ids], rtol=0, atol=pos_tol)
         np.testing.assert_allclose(out.body_angvel[row], vel[ids, :3], rtol=0, atol=vel_tol)
@@ -86,8 +87,16 @@ def test_each_field_matches_mj_forward(rich_model, field, engine):
     fields = random_fields(rich_model, [field], N, seed=MODEL_FIELDS_SEEDS[field])
     r = make(rich_model, fields, engine=engine)
     out = r.outputs(N)
-    r.refresh(np.arange(N), states["qpos"], states["qvel"], out, mocap_pos=states["mocap_pos"],
-              mocap_quat=states["mocap_quat"], time=states["time"], model_fields=fields)
+    r.refresh(
+        np.arange(N),
+        states["qpos"],
+        states["qvel"],
+        out,
+        mocap_pos=states["mocap_pos"],
+        mocap_quat=states["mocap_quat"],
+        time=states["time"],
+        model_fields=fields,
+    )
     check_rows(rich_model, states, fields, out, range(N), engine)
 
 
@@ -104,8 +113,16 @@ def test_all_fields_together_and_unselected_rows_untouched(rich_model, num_threa
     for a in out.arrays().values():
         a.fill(-3.0)
     rows = np.arange(1, N, 2)
-    r.refresh(rows, states["qpos"], states["qvel"], out, mocap_pos=states["mocap_pos"],
-              mocap_quat=states["mocap_quat"], time=states["time"], model_fields=fields)
+    r.refresh(
+        rows,
+        states["qpos"],
+        states["qvel"],
+        out,
+        mocap_pos=states["mocap_pos"],
+        mocap_quat=states["mocap_quat"],
+        time=states["time"],
+        model_fields=fields,
+    )
     check_rows(rich_model, states, fields, out, rows, engine)
     for a in out.arrays().values():
         assert (a[::2] == -3.0).all()
@@ -127,13 +144,23 @@ def test_row_strided_field_arrays(rich_model, engine):
     fields = random_fields(rich_model, ["body_pos", "jnt_axis"], N, seed=6)
     wide = np.zeros((N, rich_model.nbody * 3 + 5))
     wide[:, : rich_model.nbody * 3] = fields["body_pos"].reshape(N, -1)
-    strided = {"body_pos": wide[:, : rich_model.nbody * 3].reshape(N, rich_model.nbody, 3),
-               "jnt_axis": fields["jnt_axis"]}
+    strided = {
+        "body_pos": wide[:, : rich_model.nbody * 3].reshape(N, rich_model.nbody, 3),
+        "jnt_axis": fields["jnt_axis"],
+    }
     assert not strided["body_pos"].flags.c_contiguous
     r = make(rich_model, strided, engine=engine)
     out = r.outputs(N)
-    r.refresh(np.arange(N), states["qpos"], states["qvel"], out, mocap_pos=states["mocap_pos"],
-              mocap_quat=states["mocap_quat"], time=states["time"], model_fields=strided)
+    r.refresh(
+        np.arange(N),
+        states["qpos"],
+        states["qvel"],
+        out,
+        mocap_pos=states["mocap_pos"],
+        mocap_quat=states["mocap_quat"],
+        time=states["time"],
+        model_fields=strided,
+    )
     check_rows(rich_model, states, fields, out, range(N), engine)
 
 
@@ -145,8 +172,11 @@ def test_model_fields_do_not_decide_the_engine(rich_model):
 
 def test_auto_picks_fast_for_quadruped_tracking_with_fields():
     m = quadruped()
-    r = mjrefresh.Refresher(m, sensor_ranges=[tracking_layout(m).columns],
-                            model_fields=("body_pos", "body_quat", "jnt_axis"))
+    r = mjrefresh.Refresher(
+        m,
+        sensor_ranges=[tracking_layout(m).columns],
+        model_fields=("body_pos", "body_quat", "jnt_axis"),
+    )
     assert r.plan.engine == "fast"
     assert r.plan.model_fields == ("body_pos", "body_quat", "jnt_axis")
 
@@ -155,14 +185,23 @@ def test_auto_picks_fast_for_quadruped_tracking_with_fields():
 # fast against exact: a Go1-like model, every field randomised at once
 # --------------------------------------------------------------------------
 
+
 def _fast_vs_exact(m, states, fields, *, bodies, rel, sites, sensors, threads=2):
     """(fast outputs, exact outputs, fast sensor ids): the same selection and
     the same per-row values on both engines."""
     n = states["qpos"].shape[0]
     outs = {}
     for engine in ENGINES:
-        r = mjrefresh.Refresher(m, bodies=bodies, relative_to=rel, sites=sites, sensors=sensors,
-                                num_threads=threads, engine=engine, model_fields=tuple(fields))
+        r = mjrefresh.Refresher(
+            m,
+            bodies=bodies,
+            relative_to=rel,
+            sites=sites,
+            sensors=sensors,
+            num_threads=threads,
+            engine=engine,
+            model_fields=tuple(fields),
+        )
         assert r.plan.engine == engine
         out = r.outputs(n)
         r.refresh(np.arange(n), **states, out=out, model_fields=fields)
@@ -175,22 +214,40 @@ def _assert_close(m, sensors, fast, exact):
     """Fast within the fast tolerances of exact; returns the max errors."""
     pos_tol, vel_tol = TOL["fast"]
     errs = {}
-    for key in ("body_pos", "body_quat", "body_pos_rel", "body_quat_rel", "site_pos", "site_mat",
-                "body_linvel", "body_angvel"):
+    for key in (
+        "body_pos",
+        "body_quat",
+        "body_pos_rel",
+        "body_quat_rel",
+        "site_pos",
+        "site_mat",
+        "body_linvel",
+        "body_angvel",
+    ):
         a, b = getattr(fast, key), getattr(exact, key)
         errs[key] = float(np.max(np.abs(a - b))) if a.size else 0.0
         assert errs[key] <= (vel_tol if key.startswith("body_") and "vel" in key else pos_tol), key
-    for stage, tol in ((mujoco.mjtStage.mjSTAGE_POS, pos_tol), (mujoco.mjtStage.mjSTAGE_VEL, vel_tol)):
+    for stage, tol in (
+        (mujoco.mjtStage.mjSTAGE_POS, pos_tol),
+        (mujoco.mjtStage.mjSTAGE_VEL, vel_tol),
+    ):
         cols = stage_columns(m, sensors, stage)
-        err = float(np.max(np.abs(fast.sensordata[:, cols] - exact.sensordata[:, cols]))) if cols.size else 0.0
+        err = (
+            float(np.max(np.abs(fast.sensordata[:, cols] - exact.sensordata[:, cols])))
+            if cols.size
+            else 0.0
+        )
         errs[f"sensordata/{int(stage)}"] = err
         assert err <= tol, stage
     return errs
 
 
 def _fast_sensors(m):
-    return [i for i in range(m.nsensor) if fast_uncovered(m, [i]) is None
-            and m.sensor_needstage[i] != mujoco.mjtStage.mjSTAGE_ACC]
+    return [
+        i
+        for i in range(m.nsensor)
+        if fast_uncovered(m, [i]) is None and m.sensor_needstage[i] != mujoco.mjtStage.mjSTAGE_ACC
+    ]
 
 
 def _go1_states(m, n, seed):
@@ -208,19 +265,24 @@ def test_fast_matches_exact_on_quadruped_with_every_field():
     assert len(sensors) >= 100
     states = _go1_states(m, n, seed=7)
     fields = random_fields(m, list(MODEL_FIELDS), n, seed=8)
-    sel = dict(bodies=list(range(1, m.nbody)), rel="base", sites=list(range(m.nsite)),
-               sensors=sensors)
+    sel = dict(
+        bodies=list(range(1, m.nbody)), rel="base", sites=list(range(m.nsite)), sensors=sensors
+    )
     fast, exact = _fast_vs_exact(m, states, fields, **sel)
     errs = _assert_close(m, sensors, fast, exact)
     print("max |fast - exact|:", errs)
     # Rows holding the template's values give the fast template refresh bit
     # for bit (pairs, where the two lanes read their own rows' values).
     template = {k: np.repeat(np.asarray(getattr(m, k))[None], n, 0) for k in fields}
-    with_fields = mjrefresh.Refresher(m, **{k if k != "rel" else "relative_to": v
-                                            for k, v in sel.items()},
-                                      engine="fast", model_fields=tuple(fields))
-    plain = mjrefresh.Refresher(m, **{k if k != "rel" else "relative_to": v
-                                      for k, v in sel.items()}, engine="fast")
+    with_fields = mjrefresh.Refresher(
+        m,
+        **{k if k != "rel" else "relative_to": v for k, v in sel.items()},
+        engine="fast",
+        model_fields=tuple(fields),
+    )
+    plain = mjrefresh.Refresher(
+        m, **{k if k != "rel" else "relative_to": v for k, v in sel.items()}, engine="fast"
+    )
     out_t, out_p = with_fields.outputs(n), plain.outputs(n)
     with_fields.refresh(np.arange(n), **states, out=out_t, model_fields=template)
     plain.refresh(np.arange(n), **states, out=out_p)
@@ -246,8 +308,11 @@ def test_body_inertia_feeds_only_subtree_angular_momentum(rich_model):
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out_f, model_fields=fields, **kw)
     plain.refresh(np.arange(n), states["qpos"], states["qvel"], out_p, **kw)
     cols = stage_columns(m, angmom, mujoco.mjtStage.mjSTAGE_VEL)
-    other = np.setdiff1d(stage_columns(m, sensors, mujoco.mjtStage.mjSTAGE_POS).tolist()
-                         + stage_columns(m, sensors, mujoco.mjtStage.mjSTAGE_VEL).tolist(), cols)
+    other = np.setdiff1d(
+        stage_columns(m, sensors, mujoco.mjtStage.mjSTAGE_POS).tolist()
+        + stage_columns(m, sensors, mujoco.mjtStage.mjSTAGE_VEL).tolist(),
+        cols,
+    )
     np.testing.assert_array_equal(out_f.sensordata[:, other], out_p.sensordata[:, other])
     for name, a in out_p.arrays().items():
         if name != "sensordata":
@@ -255,8 +320,9 @@ def test_body_inertia_feeds_only_subtree_angular_momentum(rich_model):
     assert np.any(out_f.sensordata[:, cols] != out_p.sensordata[:, cols])
     for row in range(n):
         _, d, _ = forward_with_model_fields(m, states, fields, row)
-        np.testing.assert_allclose(out_f.sensordata[row, cols], d.sensordata[cols], rtol=0,
-                                   atol=TOL["fast"][1])
+        np.testing.assert_allclose(
+            out_f.sensordata[row, cols], d.sensordata[cols], rtol=0, atol=TOL["fast"][1]
+        )
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -271,16 +337,30 @@ def test_random_trees_with_random_fields_fast_matches_exact(tree, seed):
     sensors = list(range(m.nsensor))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        fast, exact = _fast_vs_exact(m, states, fields, bodies=list(range(1, m.nbody)), rel=1,
-                                     sites=list(range(m.nsite)), sensors=sensors, threads=1)
+        fast, exact = _fast_vs_exact(
+            m,
+            states,
+            fields,
+            bodies=list(range(1, m.nbody)),
+            rel=1,
+            sites=list(range(m.nsite)),
+            sensors=sensors,
+            threads=1,
+        )
     _assert_close(m, sensors, fast, exact)
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(model_fields=("geom_size",)), r"model_fields: 'geom_size' is not supported per environment"),
-        (dict(model_fields=("nope",)), r"model_fields: 'nope' is not an mjModel field; supported: body_pos"),
+        (
+            dict(model_fields=("geom_size",)),
+            r"model_fields: 'geom_size' is not supported per environment",
+        ),
+        (
+            dict(model_fields=("nope",)),
+            r"model_fields: 'nope' is not an mjModel field; supported: body_pos",
+        ),
         (dict(model_fields=("body_pos", "body_pos")), r"model_fields: 'body_pos' is listed twice"),
     ],
 )
@@ -291,29 +371,45 @@ def test_bad_declarations(rich_model, kwargs, match):
 
 def test_bad_call_values(rich_model):
     states = random_states(rich_model, N, seed=24)
-    r = mjrefresh.Refresher(rich_model, bodies=["arm2"], model_fields=("body_pos", "body_mass"),
-                            engine="exact")
+    r = mjrefresh.Refresher(
+        rich_model, bodies=["arm2"], model_fields=("body_pos", "body_mass"), engine="exact"
+    )
     out = r.outputs(N)
     out.body_pos.fill(-1.0)
     kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"])
     good = random_fields(rich_model, ["body_pos", "body_mass"], N, seed=1)
     args = (np.arange(N), states["qpos"], states["qvel"], out)
-    with pytest.raises(ValueError, match=r"model_fields: expected arrays for 'body_pos', 'body_mass' "
-                       r"\(declared at construction\), missing 'body_mass'"):
+    with pytest.raises(
+        ValueError,
+        match=r"model_fields: expected arrays for 'body_pos', 'body_mass' "
+        r"\(declared at construction\), missing 'body_mass'",
+    ):
         r.refresh(*args, model_fields={"body_pos": good["body_pos"]}, **kw)
     with pytest.raises(ValueError, match=r"model_fields: 'jnt_axis' not declared at construction"):
         r.refresh(*args, model_fields={**good, "jnt_axis": np.zeros((N, rich_model.njnt, 3))}, **kw)
-    with pytest.raises(ValueError, match=rf"model_fields\['body_pos'\]: expected shape \({N}, "
-                       rf"{rich_model.nbody}, 3\) \(N, like model.body_pos\), got \({N}, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=rf"model_fields\['body_pos'\]: expected shape \({N}, "
+        rf"{rich_model.nbody}, 3\) \(N, like model.body_pos\), got \({N}, 3\)",
+    ):
         r.refresh(*args, model_fields={**good, "body_pos": np.zeros((N, 3))}, **kw)
-    with pytest.raises(TypeError, match=r"model_fields\['body_mass'\]: expected dtype float64, got float32"):
-        r.refresh(*args, model_fields={**good, "body_mass": good["body_mass"].astype(np.float32)}, **kw)
-    with pytest.raises(ValueError, match=r"model_fields: expected arrays for 'body_pos', 'body_mass'"):
+    with pytest.raises(
+        TypeError, match=r"model_fields\['body_mass'\]: expected dtype float64, got float32"
+    ):
+        r.refresh(
+            *args, model_fields={**good, "body_mass": good["body_mass"].astype(np.float32)}, **kw
+        )
+    with pytest.raises(
+        ValueError, match=r"model_fields: expected arrays for 'body_pos', 'body_mass'"
+    ):
         r.refresh(*args, **kw)
     plain = mjrefresh.Refresher(rich_model, bodies=["arm2"])
-    with pytest.raises(ValueError, match=r"model_fields: this Refresher was built without per-environment"):
-        plain.refresh(np.arange(N), states["qpos"], states["qvel"], plain.outputs(N),
-                      model_fields=good, **kw)
+    with pytest.raises(
+        ValueError, match=r"model_fields: this Refresher was built without per-environment"
+    ):
+        plain.refresh(
+            np.arange(N), states["qpos"], states["qvel"], plain.outputs(N), model_fields=good, **kw
+        )
     assert (out.body_pos == -1.0).all()
 
 
@@ -324,8 +420,12 @@ def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
     states = random_states(rich_model, n, seed=25)
     fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=11)
     r = make(rich_model, fields, engine="fast")
-    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"],
-              model_fields=fields)
+    kw = dict(
+        mocap_pos=states["mocap_pos"],
+        mocap_quat=states["mocap_quat"],
+        time=states["time"],
+        model_fields=fields,
+    )
     out64, out32 = r.outputs(n), r.outputs(n, dtype=np.float32)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out64, **kw)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out32, **kw)
@@ -340,8 +440,12 @@ def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
     states = random_states(rich_model, n, seed=26)
     fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=12)
     r = make(rich_model, fields, num_threads=1, engine="fast")
-    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"],
-              model_fields=fields)
+    kw = dict(
+        mocap_pos=states["mocap_pos"],
+        mocap_quat=states["mocap_quat"],
+        time=states["time"],
+        model_fields=fields,
+    )
     together, alone = r.outputs(n), r.outputs(n)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], together, **kw)
     for i in range(n):

@@ -58,8 +58,16 @@ def test_adhesion_actuator_sensors_plan_the_contact_stages():
     # Its moment (hence velocity) is built from the contacts and their rows.
     vel = mjrefresh.Refresher(m, sensors=["v"], num_threads=1)
     assert vel.plan.stages == (
-        "kinematics", "comPos", "tendon", "makeM", "factorM", "collision", "makeConstraint",
-        "transmission", "fwdVelocity", "sensorVel",
+        "kinematics",
+        "comPos",
+        "tendon",
+        "makeM",
+        "factorM",
+        "collision",
+        "makeConstraint",
+        "transmission",
+        "fwdVelocity",
+        "sensorVel",
     )
     assert "[cost: broadphase + narrowphase" in vel.plan.describe()
 
@@ -109,8 +117,16 @@ def test_plugin_sensors_are_refused_alone_not_the_model():
         ),
         (
             '<tendonlimitvel name="x" tendon="t"/>',
-            ("kinematics", "comPos", "tendon", "makeM", "factorM", "makeConstraint",
-             "fwdVelocity", "sensorVel"),
+            (
+                "kinematics",
+                "comPos",
+                "tendon",
+                "makeM",
+                "factorM",
+                "makeConstraint",
+                "fwdVelocity",
+                "sensorVel",
+            ),
         ),
     ],
 )

@@ -26,8 +26,9 @@ def test_soak_memory_flat_and_results_exact():
     n = 64
     states = random_states(m, n, seed=4)
     ref = forward_rows(m, states)
-    r = mjrefresh.Refresher(m, bodies=["a", "b"], sensor_ranges=[(0, m.nsensordata)], num_threads=2,
-                            engine="exact")
+    r = mjrefresh.Refresher(
+        m, bodies=["a", "b"], sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact"
+    )
     out = r.outputs(n)
     rng = np.random.default_rng(0)
     masks = rng.random((256, n)) < rng.random((256, 1))  # dirty fractions 0..100%

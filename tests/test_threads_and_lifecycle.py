@@ -35,8 +35,9 @@ def ref(m, states):
 
 
 def test_calls_from_several_python_threads_are_serialised(m, states, ref):
-    r = mjrefresh.Refresher(m, bodies=["c"], sensor_ranges=[(0, m.nsensordata)], num_threads=2,
-                            engine="exact")
+    r = mjrefresh.Refresher(
+        m, bodies=["c"], sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact"
+    )
     errors = []
 
     def worker(seed):
@@ -60,8 +61,8 @@ def test_calls_from_several_python_threads_are_serialised(m, states, ref):
 
 def test_several_refreshers_run_concurrently(m, states, ref):
     rs = [
-        mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2,
-                            engine="exact") for _ in range(3)
+        mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact")
+        for _ in range(3)
     ]
     outs = [r.outputs(300) for r in rs]
     threads = [
@@ -89,8 +90,9 @@ def test_close_and_context_manager(m, states):
 
 def test_model_can_be_deleted_after_construction(states, ref):
     model = mujoco.MjModel.from_xml_string(XML)
-    r = mjrefresh.Refresher(model, sensor_ranges=[(0, model.nsensordata)], num_threads=2,
-                            engine="exact")
+    r = mjrefresh.Refresher(
+        model, sensor_ranges=[(0, model.nsensordata)], num_threads=2, engine="exact"
+    )
     model.body_pos[2] += 1.0  # edits after construction do not leak into the copy
     del model
     out = r.outputs(300)
@@ -99,8 +101,7 @@ def test_model_can_be_deleted_after_construction(states, ref):
 
 
 def test_fork_child_can_refresh(m, states, ref):
-    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2,
-                            engine="exact")
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact")
     out = r.outputs(300)
     r.refresh(np.arange(300), states["qpos"], states["qvel"], out)  # workers exist in the parent
     pid = os.fork()
@@ -168,8 +169,7 @@ def test_ctrl_c_is_delivered_after_the_call_returns(m):
 
     n = 60_000
     states = random_states(m, n, seed=8)
-    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2,
-                            engine="exact")
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact")
     out = r.outputs(n)
     out.sensordata.fill(np.nan)
     start = time.perf_counter()
@@ -197,8 +197,7 @@ def test_fork_while_another_thread_is_inside_a_call(m):
     reps = 40  # the busy thread spends about a second inside the native call
     qpos = np.tile(big["qpos"], (reps, 1))
     qvel = np.tile(big["qvel"], (reps, 1))
-    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2,
-                            engine="exact")
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact")
     out = r.outputs(n * reps)
     busy = threading.Thread(target=r.refresh, args=(np.arange(n * reps), qpos, qvel, out))
     busy.start()
@@ -228,8 +227,7 @@ def test_fork_while_another_thread_is_inside_a_call(m):
 
 
 def test_small_calls_wake_only_the_threads_they_need(m, states, ref):
-    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=7,
-                            engine="exact")
+    r = mjrefresh.Refresher(m, sensor_ranges=[(0, m.nsensordata)], num_threads=7, engine="exact")
     out = r.outputs(300)
     per = r._core.min_rows_per_thread
     assert per == 16  # the exact engine (gyro, subtreeangmom)

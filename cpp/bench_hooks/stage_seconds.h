@@ -15,7 +15,6 @@
 
 namespace mjrefresh {
 
-double stage_seconds(Refresher& refresher, const int64_t* rows, int64_t num_rows,
-                     const Inputs& in);
+double stage_seconds(Refresher& refresher, const int64_t* rows, int64_t num_rows, const Inputs& in);
 
 }  // namespace mjrefresh

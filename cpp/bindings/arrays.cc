@@ -9,9 +9,7 @@ namespace {
   throw nb::value_error(message.c_str());
 }
 
-[[noreturn]] void type_error(const std::string& message) {
-  throw nb::type_error(message.c_str());
-}
+[[noreturn]] void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
 
 template <class A>
 void check_float64(const std::string& name, const A& a) {
@@ -34,10 +32,10 @@ void check_shape(const char* name, const A& a, std::initializer_list<int64_t> di
     // Say where N came from when the rows are what disagree.
     const int64_t n = *dims.begin();
     const bool rows_differ = a.ndim() == 0 || static_cast<int64_t>(a.shape(0)) != n;
-    const std::string origin = std::string(name) == "qpos" ? ""
-                               : rows_differ ? "; N = " + std::to_string(n) +
-                                                   " rows is set by qpos (its first axis)"
-                                             : "";
+    const std::string origin =
+        std::string(name) == "qpos" ? ""
+        : rows_differ ? "; N = " + std::to_string(n) + " rows is set by qpos (its first axis)"
+                      : "";
     value_error(std::string(name) + ": expected shape " + shape_text(dims) + ", got " +
                 shape_of(a) + origin);
   }
@@ -71,11 +69,11 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 }
 
 std::string dtype_text(const nb::dlpack::dtype& dt) {
-  const char* kind = dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float) ? "float"
-                     : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int) ? "int"
+  const char* kind = dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float)  ? "float"
+                     : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int)  ? "int"
                      : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt) ? "uint"
                      : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool) ? "bool"
-                                                                                   : "other";
+                                                                                     : "other";
   return std::string(kind) + std::to_string(dt.bits);
 }
 
@@ -85,8 +83,8 @@ RowView<const double> input_rows(const char* name, const InArray& a, int64_t n, 
   return {static_cast<const double*>(a.data()), n, cols, a.ndim() ? a.stride(0) : 0};
 }
 
-RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n,
-                                       int64_t items, int64_t width) {
+RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n, int64_t items,
+                                       int64_t width) {
   check_float64(name, a);
   check_shape(name, a, {n, items, width});
   if (items > 1 && a.stride(1) != width) {
@@ -110,8 +108,8 @@ RowView<const double> input_field(const std::string& name, const InArray& a, int
   int64_t per_row = 1;
   for (size_t i = 1; i < a.ndim(); ++i) per_row *= static_cast<int64_t>(a.shape(i));
   if (a.ndim() < 1 || static_cast<int64_t>(a.shape(0)) != n || per_row != size) {
-    value_error(name + ": expected " + std::to_string(size) + " values per row for N = " +
-                std::to_string(n) + " rows, got shape " + shape_of(a));
+    value_error(name + ": expected " + std::to_string(size) +
+                " values per row for N = " + std::to_string(n) + " rows, got shape " + shape_of(a));
   }
   // The trailing axes must form one C-contiguous block per row (a field
   // with no items, e.g. jnt_pos of a model without joints, is read never;
@@ -126,8 +124,7 @@ RowView<const double> input_field(const std::string& name, const InArray& a, int
   return {static_cast<const double*>(a.data()), n, size, a.ndim() ? a.stride(0) : 0};
 }
 
-OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n,
-                     int64_t cols) {
+OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t cols) {
   if (!a) return {};
   OutMatrix m;
   m.type = out_type(name, *a);

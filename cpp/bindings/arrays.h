@@ -41,8 +41,8 @@ std::string dtype_text(const nb::dlpack::dtype& dt);  // "float32", "int64", ...
 // (n, cols) float64 rows with a contiguous last axis.
 RowView<const double> input_rows(const char* name, const InArray& a, int64_t n, int64_t cols);
 // (n, items, width) float64; each row one contiguous block.
-RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n,
-                                       int64_t items, int64_t width);
+RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n, int64_t items,
+                                       int64_t width);
 // (n,) float64 (the time of each row), as an (n, 1) view.
 RowView<const double> input_time(const InArray& a, int64_t n);
 // (n, ...) float64 whose trailing axes hold `size` values per row, each row
@@ -50,8 +50,7 @@ RowView<const double> input_time(const InArray& a, int64_t n);
 RowView<const double> input_field(const std::string& name, const InArray& a, int64_t n,
                                   int64_t size);
 // Optional outputs: float64 or float32, (n, cols) / (n, items, width).
-OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n,
-                     int64_t cols);
+OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t cols);
 OutItems out_items(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t items,
                    int64_t width);
 // Sorted, unique row ids in [0, n).

@@ -28,14 +28,13 @@ NB_MODULE(_core, m) {
   m.doc() = "Private native core of mjrefresh (use the public mjrefresh API instead).";
   // Allocation failure while building a refresher (core/trapped_alloc.h):
   // MemoryError with the message naming the bytes and the remedy.
-  nanobind::register_exception_translator(
-      [](const std::exception_ptr& p, void*) {
-        try {
-          std::rethrow_exception(p);
-        } catch (const mjrefresh::OutOfMemory& e) {
-          PyErr_SetString(PyExc_MemoryError, e.what());
-        }
-      });
+  nanobind::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const mjrefresh::OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    }
+  });
   register_contract(m);
   nanobind::class_<PyRefresher> refresher = register_refresher(m);
   register_mjdata_rows(m, refresher);

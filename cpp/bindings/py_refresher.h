@@ -63,20 +63,16 @@ class PyRefresher {
 
   Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
                       const std::optional<InArray>& mocap_pos,
-                      const std::optional<InArray>& mocap_quat,
-                      const std::optional<InArray>& time,
+                      const std::optional<InArray>& mocap_quat, const std::optional<InArray>& time,
                       const std::vector<InArray>& model_fields) const;
 
   // The output half of run()'s checks (shared with run_mjdata).
-  Outputs parse_outputs(int64_t n, const std::optional<OutArray>& sensordata,
-                        const std::optional<OutArray>& body_pos,
-                        const std::optional<OutArray>& body_quat,
-                        const std::optional<OutArray>& body_linvel,
-                        const std::optional<OutArray>& body_angvel,
-                        const std::optional<OutArray>& body_pos_rel,
-                        const std::optional<OutArray>& body_quat_rel,
-                        const std::optional<OutArray>& site_pos,
-                        const std::optional<OutArray>& site_mat) const;
+  Outputs parse_outputs(
+      int64_t n, const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
+      const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
+      const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
+      const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
+      const std::optional<OutArray>& site_mat) const;
 
   void close();
   bool closed() const { return impl_->closed(); }

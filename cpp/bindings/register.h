@@ -29,9 +29,9 @@ inline auto output_args() {
   auto out = [](const char* name) {
     return nanobind::arg(name).noconvert().none() = nanobind::none();
   };
-  return std::make_tuple(out("sensordata"), out("body_pos"), out("body_quat"),
-                         out("body_linvel"), out("body_angvel"), out("body_pos_rel"),
-                         out("body_quat_rel"), out("site_pos"), out("site_mat"));
+  return std::make_tuple(out("sensordata"), out("body_pos"), out("body_quat"), out("body_linvel"),
+                         out("body_angvel"), out("body_pos_rel"), out("body_quat_rel"),
+                         out("site_pos"), out("site_mat"));
 }
 
 }  // namespace mjrefresh::bind

@@ -49,8 +49,7 @@ void register_bench(nb::module_& m, nb::class_<PyRefresher>& refresher) {
   refresher.def("stage_seconds", &py_stage_seconds, "rows"_a, "qpos"_a.noconvert(),
                 "qvel"_a.noconvert(), "mocap_pos"_a.noconvert().none() = nb::none(),
                 "mocap_quat"_a.noconvert().none() = nb::none(),
-                "time"_a.noconvert().none() = nb::none(),
-                "model_fields"_a = std::vector<InArray>(),
+                "time"_a.noconvert().none() = nb::none(), "model_fields"_a = std::vector<InArray>(),
                 "Benchmark hook: seconds spent inside the planned MuJoCo stage functions for "
                 "`rows` (exact engine, one thread, no outputs written).");
   m.def("stage_loop", &py_stage_loop, "model"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),

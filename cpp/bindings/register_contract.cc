@@ -1,3 +1,4 @@
+#include <mujoco/mujoco.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -5,8 +6,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <mujoco/mujoco.h>
 
 #include "bindings/register.h"
 #include "core/model_fields.h"
@@ -78,8 +77,9 @@ nb::dict build_info() {
 void register_contract(nb::module_& m) {
   m.attr("MUJOCO_BUILD_VERSION") = MJREFRESH_MUJOCO_VERSION;
   m.attr("BUILD_INFO") = build_info();
-  m.def("mujoco_runtime_version", [] { return std::string(mj_versionString()); },
-        "Version string of the libmujoco actually loaded by this process.");
+  m.def(
+      "mujoco_runtime_version", [] { return std::string(mj_versionString()); },
+      "Version string of the libmujoco actually loaded by this process.");
   m.def("available_cpus", &available_cpus, "Logical CPUs in this process's affinity set.");
   m.def("cpu_in_affinity", &cpu_in_affinity, "cpu"_a,
         "True if `cpu` is in this process's affinity set (always False off Linux).");

@@ -137,8 +137,7 @@ Inputs PyRefresher::parse_inputs(const InArray& qpos, const InArray& qvel,
   }
   for (size_t k = 0; k < model_fields.size(); ++k) {
     const auto [f, size] = field_sizes_[k];
-    in.fields[f] =
-        input_field("model_fields[" + std::to_string(k) + "]", model_fields[k], n, size);
+    in.fields[f] = input_field("model_fields[" + std::to_string(k) + "]", model_fields[k], n, size);
   }
   return in;
 }

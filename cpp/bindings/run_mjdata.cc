@@ -8,9 +8,8 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
-
 #include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <stdexcept>
@@ -59,9 +58,8 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
     const std::optional<OutArray>& site_mat) {
   if (impl_->closed()) throw std::runtime_error("Refresher is closed");
   const int64_t n = datas.size();
-  const Outputs arrays = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel,
-                                       body_angvel, body_pos_rel, body_quat_rel, site_pos,
-                                       site_mat);
+  const Outputs arrays = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel, body_angvel,
+                                       body_pos_rel, body_quat_rel, site_pos, site_mat);
   const std::pair<const char*, const OutType*> mirrored[] = {
       {"sensordata", arrays.sensordata.valid() ? &arrays.sensordata.type : nullptr},
       {"body_pos", arrays.body_pos.valid() ? &arrays.body_pos.type : nullptr},
@@ -102,8 +100,8 @@ void register_mjdata_rows(nb::module_& m, nb::class_<PyRefresher>& refresher) {
                 "used).");
   std::apply(
       [&](auto... outputs) {
-        refresher.def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a,
-                      "with_time"_a, outputs...,
+        refresher.def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a, "with_time"_a,
+                      outputs...,
                       "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is "
                       "read from each mjData, outputs are written to the arrays and the "
                       "selected ones into each mjData. Returns (failed_rows, message).");

@@ -31,8 +31,8 @@ struct RowView {
   T* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
-  int64_t row_stride = 0;      // elements between row r and r+1
-  T* const* table = nullptr;   // if set: row r starts at table[r] (data unused)
+  int64_t row_stride = 0;     // elements between row r and r+1
+  T* const* table = nullptr;  // if set: row r starts at table[r] (data unused)
 
   bool valid() const { return data != nullptr || table != nullptr; }
   T* row(int64_t r) const { return table != nullptr ? table[r] : data + r * row_stride; }
@@ -119,8 +119,7 @@ inline void store_fence() {
 }
 
 inline void store_item(const OutItems& o, int64_t row, int64_t item, const double* src) {
-  store(o.data, o.type, row * o.row_stride + item * o.item_stride, src,
-        static_cast<int>(o.width));
+  store(o.data, o.type, row * o.row_stride + item * o.item_stride, src, static_cast<int>(o.width));
 }
 
 }  // namespace mjrefresh

@@ -1,8 +1,8 @@
 #include "core/fork_generation.h"
 
-#include <atomic>
-
 #include <pthread.h>
+
+#include <atomic>
 
 namespace mjrefresh {
 namespace {

@@ -151,8 +151,7 @@ inline void quat_in_frame(T r[4], const T quat[4], const T ref_quat[4]) {
 // r = v + w x (point - origin), the shift of mju_transformSpatial / the
 // cdof chain of mj_comVel. r must not alias w, point or origin.
 template <class T>
-inline void velocity_at(T r[3], const T v[3], const T w[3], const T point[3],
-                        const T origin[3]) {
+inline void velocity_at(T r[3], const T v[3], const T w[3], const T point[3], const T origin[3]) {
   T d[3], c[3];
   sub3(d, point, origin);
   cross(c, w, d);

@@ -9,8 +9,16 @@ MjDataRows::MjDataRows(mjData* const* datas, int64_t n, bool mocap)
   for (int64_t r = 0; r < n; ++r) {
     mjData* d = datas[r];
     double* const fields[kNumFields] = {
-        d->qpos,       d->qvel, mocap ? d->mocap_pos : nullptr, mocap ? d->mocap_quat : nullptr,
-        &d->time,      d->sensordata, d->xpos, d->xquat, d->site_xpos, d->site_xmat,
+        d->qpos,
+        d->qvel,
+        mocap ? d->mocap_pos : nullptr,
+        mocap ? d->mocap_quat : nullptr,
+        &d->time,
+        d->sensordata,
+        d->xpos,
+        d->xquat,
+        d->site_xpos,
+        d->site_xmat,
     };
     for (int f = 0; f < kNumFields; ++f) tables_[f * n_ + r] = fields[f];
   }

@@ -23,10 +23,10 @@
 //   (checked by the binding).
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <mujoco/mujoco.h>
 
 #include "core/selection.h"
 
@@ -35,8 +35,16 @@ namespace mjrefresh {
 class MjDataRows {
  public:
   enum Field {
-    kQpos, kQvel, kMocapPos, kMocapQuat, kTime,  // inputs
-    kSensordata, kXpos, kXquat, kSiteXpos, kSiteXmat,  // written
+    kQpos,
+    kQvel,
+    kMocapPos,
+    kMocapQuat,
+    kTime,  // inputs
+    kSensordata,
+    kXpos,
+    kXquat,
+    kSiteXpos,
+    kSiteXmat,  // written
     kNumFields,
   };
   // Tables for datas[0..n) (one mjData* per row id; none null).

@@ -1,19 +1,18 @@
 #include "core/model_fields.h"
 
+#include <mujoco/mjxmacro.h>
+
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
-
-#include <mujoco/mjxmacro.h>
 
 namespace mjrefresh {
 namespace {
 
 // Names of the supported fields, in ModelField order.
 constexpr std::string_view kSupported[kNumModelFields] = {
-    "body_pos", "body_quat",  "body_ipos", "body_iquat", "body_mass", "body_inertia",
-    "jnt_pos",  "jnt_axis",   "site_pos",  "site_quat",  "geom_pos",  "geom_quat",
-    "sensor_cutoff",
+    "body_pos", "body_quat", "body_ipos", "body_iquat", "body_mass", "body_inertia",  "jnt_pos",
+    "jnt_axis", "site_pos",  "site_quat", "geom_pos",   "geom_quat", "sensor_cutoff",
 };
 
 // Every pointer field of the mjModel sections the supported fields live in,
@@ -23,7 +22,7 @@ struct PointerField {
   const char* count;
   int width;
   bool is_mjtnum;
-  std::size_t data_offset;                // offsetof(mjModel, name)
+  std::size_t data_offset;            // offsetof(mjModel, name)
   int64_t (*rows)(const mjModel* m);  // m->count (int or mjtSize by release)
 };
 
@@ -36,12 +35,12 @@ namespace dims {
 }  // namespace dims
 using namespace dims;
 
-#define X(type, name, nr, nc)                                                         \
-  PointerField{#name,                                                                 \
-               #nr,                                                                   \
-               static_cast<int>(nc),                                                  \
-               std::is_same_v<type, mjtNum>,                                          \
-               offsetof(mjModel, name),                                               \
+#define X(type, name, nr, nc)                \
+  PointerField{#name,                        \
+               #nr,                          \
+               static_cast<int>(nc),         \
+               std::is_same_v<type, mjtNum>, \
+               offsetof(mjModel, name),      \
                [](const mjModel* m) { return static_cast<int64_t>(m->nr); }},
 #define XNV X
 constexpr PointerField kPointerFields[] = {

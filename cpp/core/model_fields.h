@@ -17,9 +17,9 @@
 //   each thread its own model copy.
 #pragma once
 
-#include <cstdint>
-
 #include <mujoco/mujoco.h>
+
+#include <cstdint>
 
 namespace mjrefresh {
 

@@ -1,9 +1,9 @@
 #include "core/mujoco_error_trap.h"
 
+#include <mujoco/mujoco.h>
+
 #include <csetjmp>
 #include <cstdio>
-
-#include <mujoco/mujoco.h>
 
 // Exported by libmujoco (>= 3.11) and used by the official Python bindings to
 // intercept errors per thread; not declared in the public headers.
@@ -44,7 +44,8 @@ bool trapped_call(void (*fn)(void*), void* arg, char* message, std::size_t messa
   std::jmp_buf env;
   std::jmp_buf* const saved_jump = tls_jump;
   const bool install = !tls_scope_active;
-  const mjfLogHandler saved_handler = install ? _mjPRIVATE_setTlsLogHandler(&trap_handler) : nullptr;
+  const mjfLogHandler saved_handler =
+      install ? _mjPRIVATE_setTlsLogHandler(&trap_handler) : nullptr;
   tls_jump = &env;
   bool ok;
   if (setjmp(env) == 0) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <stdexcept>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "core/fork_generation.h"
@@ -48,8 +48,10 @@ void validate_selection(const mjModel* m, const Selection& sel) {
   int prev_stop = -1;
   for (const auto& [start, stop] : sel.columns) {
     if (start < 0 || stop > m->nsensordata || start >= stop || start <= prev_stop) {
-      throw std::invalid_argument("columns: ranges must be sorted, disjoint, non-adjacent and "
-                                  "within [0, " + std::to_string(m->nsensordata) + ")");
+      throw std::invalid_argument(
+          "columns: ranges must be sorted, disjoint, non-adjacent and "
+          "within [0, " +
+          std::to_string(m->nsensordata) + ")");
     }
     prev_stop = stop;
   }

@@ -91,7 +91,7 @@ class Refresher {
   void recover_after_fork();
 
   int num_threads_;
-  uint64_t fork_gen_;  // fork_generation() the lock and threads belong to
+  uint64_t fork_gen_;                // fork_generation() the lock and threads belong to
   std::atomic<bool> closed_{false};  // readable without the call lock
   std::atomic<int> last_participants_{0};
   mutable std::mutex mutex_;

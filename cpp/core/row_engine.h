@@ -15,10 +15,10 @@
 //   would and cannot fail (the fast engine: both rows in SIMD lanes).
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <mujoco/mujoco.h>
 
 #include "core/selection.h"
 
@@ -29,14 +29,14 @@ class RowEngine {
   virtual ~RowEngine() = default;
   virtual const mjModel* model() const = 0;
   virtual const Selection& selection() const = 0;
-  virtual bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
-                           char* message, std::size_t message_size) = 0;
+  virtual bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out, char* message,
+                           std::size_t message_size) = 0;
   // Rows each woken participant should get at least: waking an idle worker
   // costs the caller about 6 us and the row work must outweigh that.
   virtual int64_t min_rows_per_thread() const = 0;
   virtual bool pairs() const { return false; }
-  virtual void refresh_pair(int /*t*/, int64_t /*row_a*/, int64_t /*row_b*/,
-                            const Inputs& /*in*/, const Outputs& /*out*/) {}
+  virtual void refresh_pair(int /*t*/, int64_t /*row_a*/, int64_t /*row_b*/, const Inputs& /*in*/,
+                            const Outputs& /*out*/) {}
   // Called in a forked child before its first refresh: scratch state may have
   // been copied mid-row from a parent thread; make it usable again.
   virtual void after_fork() {}

@@ -92,24 +92,30 @@ struct OutputInfo {
   int width;  // values per item; sensordata: 1 per column (nsensordata columns)
 };
 inline constexpr OutputInfo kOutputs[] = {
-    {"body_pos", "bodies", 3},       {"body_quat", "bodies", 4},
-    {"body_linvel", "bodies", 3},    {"body_angvel", "bodies", 3},
-    {"body_pos_rel", "relative", 3}, {"body_quat_rel", "relative", 4},
-    {"site_pos", "sites", 3},        {"site_mat", "sites", 9},
-    {"sensordata", "sensordata", 1},
+    {"body_pos", "bodies", 3},    {"body_quat", "bodies", 4},      {"body_linvel", "bodies", 3},
+    {"body_angvel", "bodies", 3}, {"body_pos_rel", "relative", 3}, {"body_quat_rel", "relative", 4},
+    {"site_pos", "sites", 3},     {"site_mat", "sites", 9},        {"sensordata", "sensordata", 1},
 };
 enum OutputId : int {
-  kOutBodyPos, kOutBodyQuat, kOutBodyLinvel, kOutBodyAngvel, kOutBodyPosRel,
-  kOutBodyQuatRel, kOutSitePos, kOutSiteMat, kOutSensordata, kNumOutputs,
+  kOutBodyPos,
+  kOutBodyQuat,
+  kOutBodyLinvel,
+  kOutBodyAngvel,
+  kOutBodyPosRel,
+  kOutBodyQuatRel,
+  kOutSitePos,
+  kOutSiteMat,
+  kOutSensordata,
+  kNumOutputs,
 };
 static_assert(sizeof(kOutputs) / sizeof(kOutputs[0]) == kNumOutputs);
 
 struct Outputs {
-  OutMatrix sensordata;                 // (N, nsensordata)
-  OutItems body_pos, body_quat;         // (N, B, 3), (N, B, 4)
-  OutItems body_linvel, body_angvel;    // (N, B, 3)
-  OutItems body_pos_rel, body_quat_rel; // (N, B, 3), (N, B, 4)
-  OutItems site_pos, site_mat;          // (N, S, 3), (N, S, 9)
+  OutMatrix sensordata;                  // (N, nsensordata)
+  OutItems body_pos, body_quat;          // (N, B, 3), (N, B, 4)
+  OutItems body_linvel, body_angvel;     // (N, B, 3)
+  OutItems body_pos_rel, body_quat_rel;  // (N, B, 3), (N, B, 4)
+  OutItems site_pos, site_mat;           // (N, S, 3), (N, S, 9)
 };
 
 }  // namespace mjrefresh

@@ -27,10 +27,9 @@ void make_data(void* p) {
   job->out = mj_makeData(job->m);
 }
 
-[[noreturn]] void out_of_memory(int64_t bytes, const std::string& what,
-                                const std::string& remedy) {
-  throw OutOfMemory("could not allocate " + std::to_string(bytes) + " bytes for " + what +
-                    "; " + remedy);
+[[noreturn]] void out_of_memory(int64_t bytes, const std::string& what, const std::string& remedy) {
+  throw OutOfMemory("could not allocate " + std::to_string(bytes) + " bytes for " + what + "; " +
+                    remedy);
 }
 
 // One allocation of `bytes`, freed at once: false if the system refuses it.

@@ -16,11 +16,11 @@
 // - Thread-safety: call on one thread at a time per object (construction).
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-
-#include <mujoco/mujoco.h>
 
 namespace mjrefresh {
 

@@ -1,9 +1,9 @@
 #include "core/worker_pool.h"
 
-#include <algorithm>
-
 #include <sched.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "core/fork_generation.h"
 

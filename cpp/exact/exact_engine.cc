@@ -21,9 +21,7 @@ struct MujocoKernels {
     mju_mulMatTVec3(r, m, v);
   }
   static void neg_quat(mjtNum r[4], const mjtNum q[4]) { mju_negQuat(r, q); }
-  static void mul_quat(mjtNum r[4], const mjtNum a[4], const mjtNum b[4]) {
-    mju_mulQuat(r, a, b);
-  }
+  static void mul_quat(mjtNum r[4], const mjtNum a[4], const mjtNum b[4]) { mju_mulQuat(r, a, b); }
 };
 
 // A plain loop, not memcpy: glibc's AVX memcpy on these few-hundred-byte
@@ -105,9 +103,10 @@ ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scra
 }
 
 std::string ExactEngine::remedy(int num_scratch) {
-  return num_scratch > 1 ? "free memory or use fewer threads (num_threads=" +
-                               std::to_string(num_scratch) + " needs one per thread)"
-                         : "free memory, or declare a smaller <size memory=...> in the model";
+  return num_scratch > 1
+             ? "free memory or use fewer threads (num_threads=" + std::to_string(num_scratch) +
+                   " needs one per thread)"
+             : "free memory, or declare a smaller <size memory=...> in the model";
 }
 
 int64_t ExactEngine::memory_bytes() const {
@@ -176,8 +175,7 @@ void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
       // Same arithmetic as framepos/framequat with reftype xbody.
       if (out.body_pos_rel.valid()) {
         mjtNum pos[3];
-        math::pos_in_frame<MujocoKernels>(pos, d->xpos + 3 * b, d->xpos + 3 * r,
-                                          d->xmat + 9 * r);
+        math::pos_in_frame<MujocoKernels>(pos, d->xpos + 3 * b, d->xpos + 3 * r, d->xmat + 9 * r);
         store_item(out.body_pos_rel, row, k, pos);
       }
       if (out.body_quat_rel.valid()) {

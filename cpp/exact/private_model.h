@@ -26,9 +26,9 @@
 //   Returns the declared size.
 #pragma once
 
-#include <cstdint>
-
 #include <mujoco/mujoco.h>
+
+#include <cstdint>
 
 #include "core/selection.h"
 

@@ -12,10 +12,10 @@
 //   passive plugins; mj_sensorPos/Vel: sensor plugins of that stage).
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <mujoco/mujoco.h>
 
 namespace mjrefresh {
 

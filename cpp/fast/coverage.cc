@@ -36,6 +36,7 @@ std::string frame_problem(const mjModel* m, int objtype, int objid) {
 std::string sensor_type_name(int type) {
   const char* upper = nullptr;
   switch (type) {
+    // clang-format off: a table of cases, one macro per sensor type
 #define MJREFRESH_SENSOR_NAME(n) \
   case mjSENS_##n:               \
     upper = #n;                  \
@@ -65,8 +66,9 @@ std::string sensor_type_name(int type) {
     MJREFRESH_SENSOR_NAME(CLOCK) MJREFRESH_SENSOR_NAME(TACTILE) MJREFRESH_SENSOR_NAME(PLUGIN)
     MJREFRESH_SENSOR_NAME(USER)
 #undef MJREFRESH_SENSOR_NAME
-    default:
-      return "type " + std::to_string(type);
+        // clang-format on
+        default : return "type " +
+                  std::to_string(type);
   }
   std::string name(upper);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

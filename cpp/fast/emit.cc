@@ -1,7 +1,6 @@
-#include "fast/fast_engine.h"
-
 #include <cstring>
 
+#include "fast/fast_engine.h"
 #include "fast/fast_kernels.h"
 
 namespace mjrefresh {
@@ -216,8 +215,8 @@ bool FastEngine::any_clip(const Vals& v) const {
 }
 
 // Writes the selected outputs of one row from its visited bodies' states.
-void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in,
-                      const Vals& v, const Outputs& out, bool fixed) const {
+void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
+                      const Outputs& out, bool fixed) const {
   // Sensors, written straight into the caller's row.
   if (out.sensordata.valid()) {
     void* base = out.sensordata.row_base(row);

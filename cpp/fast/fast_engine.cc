@@ -33,20 +33,19 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
   const Row1 qpos{in.qpos.row(row)}, qvel{in.qvel.row(row)};
   const Row1 mpos{row_or_null(in.mocap_pos, row)}, mquat{row_or_null(in.mocap_quat, row)};
   if (sel_.model_fields.empty()) {
-    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
-               mquat, TemplateKin{}, want_vel, want_body_vel);
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos, mquat,
+               TemplateKin{}, want_vel, want_body_vel);
     emit(sc, sc.states.data(), row, in, template_vals_, out, true);
     return true;
   }
   const Vals v = row_vals(in, row);
   if (kin_fields_) {
-    const FieldKin<const double*> kv{
-        {v.f[kBodyPos], v.f[kBodyQuat], v.f[kJntPos], v.f[kJntAxis]}};
-    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
-               mquat, kv, want_vel, want_body_vel);
+    const FieldKin<const double*> kv{{v.f[kBodyPos], v.f[kBodyQuat], v.f[kJntPos], v.f[kJntAxis]}};
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos, mquat,
+               kv, want_vel, want_body_vel);
   } else {
-    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos,
-               mquat, TemplateKin{}, want_vel, want_body_vel);
+    kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos, mquat,
+               TemplateKin{}, want_vel, want_body_vel);
   }
   emit(sc, sc.states.data(), row, in, v, out, true);
   return true;
@@ -72,11 +71,11 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
                              {va.f[kBodyQuat], vb.f[kBodyQuat]},
                              {va.f[kJntPos], vb.f[kJntPos]},
                              {va.f[kJntAxis], vb.f[kJntAxis]}}};
-    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
-               mquat, kv, want_vel, want_body_vel);
+    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos, mquat,
+               kv, want_vel, want_body_vel);
   } else {
-    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos,
-               mquat, TemplateKin{}, want_vel, want_body_vel);
+    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos, mquat,
+               TemplateKin{}, want_vel, want_body_vel);
   }
   if (out.sensordata.valid()) {
     void* a = out.sensordata.row_base(row_a);
@@ -97,11 +96,11 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   }
   // Everything else reads one row's scalar States: split the lanes, unless
   // nothing else is written (a sensors-only tracking selection).
-  const bool generic = out.sensordata.valid() &&
-                       (!sensors_.empty() || any_clip(va) || any_clip(vb));
-  const bool bodies = !body_slots_.empty() &&
-                      (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
-                       out.body_pos_rel.valid() || out.body_quat_rel.valid());
+  const bool generic =
+      out.sensordata.valid() && (!sensors_.empty() || any_clip(va) || any_clip(vb));
+  const bool bodies =
+      !body_slots_.empty() && (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
+                               out.body_pos_rel.valid() || out.body_quat_rel.valid());
   const bool sites = !sites_.empty() && (out.site_pos.valid() || out.site_mat.valid());
   if (!generic && !bodies && !sites) return;
   constexpr int kFields = sizeof(State) / sizeof(double);

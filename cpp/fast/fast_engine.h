@@ -89,13 +89,13 @@
 //   distinct t.
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <mujoco/mujoco.h>
 
 #include "core/row_engine.h"
 #include "core/selection.h"
@@ -148,7 +148,7 @@ class FastEngine final : public RowEngine {
     enum Kind { kXBody, kInertial, kLocal };  // body frame, inertial frame, geom/site
     int slot = 0;                             // visited body (0: world)
     Kind kind = kXBody;
-    int sameframe = 0;                        // mjtSameFrame of the geom/site
+    int sameframe = 0;  // mjtSameFrame of the geom/site
     // kLocal: offset = (pos_field, quat_field) item `id` (geom or site)
     int id = 0, pos_field = kSitePos, quat_field = kSiteQuat;
   };
@@ -182,26 +182,26 @@ class FastEngine final : public RowEngine {
   // declared model field can change what they test.
   struct Joint {
     int id, type, qadr, dadr;
-    bool centered;  // jnt_pos == 0: the off-center correction is exactly zero
-    int unit_axis;  // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
-    bool at_origin;  // the anchor is exactly the body's final origin: no linear term
+    bool centered;                  // jnt_pos == 0: the off-center correction is exactly zero
+    int unit_axis;                  // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
+    bool at_origin;                 // the anchor is exactly the body's final origin: no linear term
     double pos[3], axis[3], qpos0;  // template jnt_pos, jnt_axis
   };
   struct Body {
     enum Kind { kWorld, kFree, kMocap, kJoints };
     int id = 0, parent = 0;  // parent: slot of the parent body
     Kind kind = kWorld;
-    int mocap = -1, qadr = 0, dadr = 0;  // kMocap: mocap id; kFree: joint addresses
-    int jnt_begin = 0, jnt_end = 0;      // kJoints: range in joints_
+    int mocap = -1, qadr = 0, dadr = 0;        // kMocap: mocap id; kFree: joint addresses
+    int jnt_begin = 0, jnt_end = 0;            // kJoints: range in joints_
     bool zero_pos = false, unit_quat = false;  // body_pos == 0, body_quat == 1
-    bool vel_sensor = false;             // velocity needed by a sensor
-    bool vel_body = false;               // velocity needed by body_linvel/angvel
+    bool vel_sensor = false;                   // velocity needed by a sensor
+    bool vel_body = false;                     // velocity needed by body_linvel/angvel
     // Weld root without dofs (world, static or mocap): mj_objectVelocity
     // returns exact zeros for anything on it, before reading its pose, so
     // velocities are 0 even for a non-finite pose (3.11 tests
     // body_weldid == 0, >= 3.12 body_dofnum[body_weldid] == 0: the same set).
     bool still = true;
-    int isameframe = 0;                  // body_sameframe (inertial frame)
+    int isameframe = 0;                                 // body_sameframe (inertial frame)
     double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // template body_pos/body_quat
   };
   // Per-row state of one visited body (T = V2: two rows, one per lane).
@@ -273,18 +273,17 @@ class FastEngine final : public RowEngine {
   // Pose/velocity pass (kinematics.h) and the row entry points.
   Vals row_vals(const Inputs& in, int64_t row) const;
   template <class T, class R, class K>
-  void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
-                  R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
+  void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos, R mocap_quat,
+                  const K& kv, bool want_vel, bool want_body_vel) const;
   template <class T, class R>
   void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
   // Sensor maths (sensors.cc).
-  void inertial_pose(const State* st, int slot, const Vals& v, double pos[3],
-                     double mat[9]) const;
+  void inertial_pose(const State* st, int slot, const Vals& v, double pos[3], double mat[9]) const;
   void frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],
                   double mat[9]) const;
   void frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const;
-  void frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3],
-                    double mat[9], double w[3], double v[3]) const;
+  void frame_motion(const State* st, const Frame& f, const Vals& vals, double pos[3], double mat[9],
+                    double w[3], double v[3]) const;
   // Subtree sensors (subtree.cc).
   void subtree_pass(Scratch& sc, const State* st, const Subtree& tree, const Vals& v,
                     int type) const;
@@ -303,8 +302,8 @@ class FastEngine final : public RowEngine {
   void compute_sensor(const State* st, const Sensor& s, const Inputs& in, int64_t row,
                       const Vals& v, double* vals) const;
   template <class T>
-  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
-                     const Vals& v, T* dst, bool fixed) const;
+  void write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row, const Vals& v,
+                     T* dst, bool fixed) const;
   // Output writing (emit.cc).
   bool any_clip(const Vals& v) const;
   void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
@@ -319,9 +318,9 @@ class FastEngine final : public RowEngine {
   mjModel* model_ = nullptr;
   Selection sel_;
   bool declared_[kNumModelFields] = {};  // fields given per row
-  Vals template_vals_{};  // every field from model_
-  bool kin_fields_ = false;  // a declared field is read by the pose pass
-  std::vector<Body> bodies_;  // slot 0 is the world; parents before children
+  Vals template_vals_{};                 // every field from model_
+  bool kin_fields_ = false;              // a declared field is read by the pose pass
+  std::vector<Body> bodies_;             // slot 0 is the world; parents before children
   std::vector<Joint> joints_;
   std::vector<Sensor> sensors_;  // sensors computed per row (all but gathered copies)
   // With per-row sensor_cutoff: the gathered REAL/POSITIVE sensors, written
@@ -362,15 +361,15 @@ class FastEngine final : public RowEngine {
   // Per participant: nslot States, 6 doubles per joint (xanchor, xaxis),
   // 2 per joint (hinge cos/sin), a Node per slot for subtree sums.
   struct Scratch {
-    std::vector<State> states;    // row (a)
-    std::vector<State> states_b;  // row b of a pair
+    std::vector<State> states;              // row (a)
+    std::vector<State> states_b;            // row b of a pair
     std::vector<StateT<fast::V2>> states2;  // a pair, lane by lane
     std::vector<fast::V2> anchors2, halfangle2;
     std::vector<double> anchors;
     std::vector<double> halfangle;  // cos, sin of half of each hinge angle
-    std::vector<Node> nodes;  // per slot, for subtree sensors
-    std::vector<double> sums;      // 3 per slot, for subtree_fixed (one row)
-    std::vector<fast::V2> sums2;   // the same for a pair
+    std::vector<Node> nodes;        // per slot, for subtree sensors
+    std::vector<double> sums;       // 3 per slot, for subtree_fixed (one row)
+    std::vector<fast::V2> sums2;    // the same for a pair
   };
   std::vector<Scratch> scratch_;
 };

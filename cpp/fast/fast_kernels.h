@@ -22,12 +22,12 @@
 //   for both lanes, or a V2 when each lane's row has its own model values.
 #pragma once
 
+#include <mujoco/mujoco.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-
-#include <mujoco/mujoco.h>
 
 #include "core/frame_math.h"
 
@@ -143,9 +143,9 @@ inline void sin_cos_kernel(T x, T* sn, T* cs) {
   // Quadrant q = n mod 4: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s),
   // selected with bit masks rather than branches (q is data, unpredictable).
   const auto q = bits_of(t) & 3;
-  const auto swap = -(q & 1);                    // all ones for odd q
-  const auto sign_s = (q & 2) << 62;             // sign bit for q = 2, 3
-  const auto sign_c = ((q + 1) & 2) << 62;       // sign bit for q = 1, 2
+  const auto swap = -(q & 1);               // all ones for odd q
+  const auto sign_s = (q & 2) << 62;        // sign bit for q = 2, 3
+  const auto sign_c = ((q + 1) & 2) << 62;  // sign bit for q = 1, 2
   const auto bs = bits_of(s), bc = bits_of(c);
   *sn = from_bits(((swap & bc) | (~swap & bs)) ^ sign_s);
   *cs = from_bits(((swap & bs) | (~swap & bc)) ^ sign_c);

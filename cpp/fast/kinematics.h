@@ -24,25 +24,41 @@ namespace mjrefresh {
 // (inline in Body/Joint) or a row's / a pair's field blocks (KinVals).
 struct FastEngine::TemplateKin {
   template <class B>
-  static double body_pos(const B& b, int k) { return b.pos[k]; }
+  static double body_pos(const B& b, int k) {
+    return b.pos[k];
+  }
   template <class B>
-  static double body_quat(const B& b, int k) { return b.quat[k]; }
+  static double body_quat(const B& b, int k) {
+    return b.quat[k];
+  }
   template <class J>
-  static double jnt_pos(const J& j, int k) { return j.pos[k]; }
+  static double jnt_pos(const J& j, int k) {
+    return j.pos[k];
+  }
   template <class J>
-  static double jnt_axis(const J& j, int k) { return j.axis[k]; }
+  static double jnt_axis(const J& j, int k) {
+    return j.axis[k];
+  }
 };
 template <class A>
 struct FastEngine::FieldKin {
   KinVals<A> v;
   template <class B>
-  auto body_pos(const B& b, int k) const { return v.body_pos[3 * b.id + k]; }
+  auto body_pos(const B& b, int k) const {
+    return v.body_pos[3 * b.id + k];
+  }
   template <class B>
-  auto body_quat(const B& b, int k) const { return v.body_quat[4 * b.id + k]; }
+  auto body_quat(const B& b, int k) const {
+    return v.body_quat[4 * b.id + k];
+  }
   template <class J>
-  auto jnt_pos(const J& j, int k) const { return v.jnt_pos[3 * j.id + k]; }
+  auto jnt_pos(const J& j, int k) const {
+    return v.jnt_pos[3 * j.id + k];
+  }
   template <class J>
-  auto jnt_axis(const J& j, int k) const { return v.jnt_axis[3 * j.id + k]; }
+  auto jnt_axis(const J& j, int k) const {
+    return v.jnt_axis[3 * j.id + k];
+  }
 };
 
 namespace fast {
@@ -67,7 +83,8 @@ struct Row2 {
 // world-frame. Needs the parent's velocity and this body's final pose and
 // joint anchors/axes (so it runs right after the body's pose).
 template <class T, class R>
-[[gnu::always_inline]] inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const {
+[[gnu::always_inline]] inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors,
+                                                             R qvel) const {
   using namespace fast;
   const Body& b = bodies_[s];
   StateT<T>& x = st[s];
@@ -129,9 +146,10 @@ template <class T, class R>
 // kv reads the model values: TemplateKin, or FieldKin over one row's field
 // blocks (double) or a pair's, lane by lane (V2).
 template <class T, class R, class K>
-[[gnu::always_inline]] inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos,
-                            R mocap_quat, const K& kv, bool want_vel,
-                            bool want_body_vel) const {
+[[gnu::always_inline]] inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half,
+                                                          R qpos, R qvel, R mocap_pos, R mocap_quat,
+                                                          const K& kv, bool want_vel,
+                                                          bool want_body_vel) const {
   using namespace fast;
   using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
   // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
@@ -253,8 +271,8 @@ template <class T, class R, class K>
           x.pos[2] += (v0[2] - v1[2]);
         }
       }
-      if (b.jnt_end > b.jnt_begin && !(b.jnt_end - b.jnt_begin == 1 &&
-                                       joints_[b.jnt_begin].type == mjJNT_SLIDE)) {
+      if (b.jnt_end > b.jnt_begin &&
+          !(b.jnt_end - b.jnt_begin == 1 && joints_[b.jnt_begin].type == mjJNT_SLIDE)) {
         // mj_kinematics corrects the position after every rotational joint
         // by rotVecQuat(jnt_pos, xquat), which is NaN for a non-finite
         // rotation even when jnt_pos is 0 (the skipped centered case). A

@@ -1,11 +1,10 @@
-#include "fast/fast_engine.h"
-
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <type_traits>
 
 #include "core/trapped_alloc.h"
+#include "fast/fast_engine.h"
 #include "fast/fast_kernels.h"
 
 namespace mjrefresh {
@@ -14,14 +13,12 @@ namespace {
 using namespace fast;
 
 bool is_vel_sensor(int type) {
-  return type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL ||
-         type == mjSENS_VELOCIMETER || type == mjSENS_GYRO || type == mjSENS_SUBTREELINVEL ||
-         type == mjSENS_SUBTREEANGMOM;
+  return type == mjSENS_FRAMELINVEL || type == mjSENS_FRAMEANGVEL || type == mjSENS_VELOCIMETER ||
+         type == mjSENS_GYRO || type == mjSENS_SUBTREELINVEL || type == mjSENS_SUBTREEANGMOM;
 }
 
 bool is_subtree_sensor(int type) {
-  return type == mjSENS_SUBTREECOM || type == mjSENS_SUBTREELINVEL ||
-         type == mjSENS_SUBTREEANGMOM;
+  return type == mjSENS_SUBTREECOM || type == mjSENS_SUBTREELINVEL || type == mjSENS_SUBTREEANGMOM;
 }
 
 // Sensors computed from qpos/qvel/time alone: no body is visited for them.
@@ -64,8 +61,8 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   // Declared per-row fields: the shortcuts that test their template values
   // are off (see the contract in fast_engine.h).
   for (int f : sel_.model_fields) declared_[f] = true;
-  kin_fields_ = declared_[kBodyPos] || declared_[kBodyQuat] || declared_[kJntPos] ||
-                declared_[kJntAxis];
+  kin_fields_ =
+      declared_[kBodyPos] || declared_[kBodyQuat] || declared_[kJntPos] || declared_[kJntAxis];
   const std::vector<int> slot_of = plan_slots(m, mark_bodies(m));
   plan_outputs(m, slot_of);
   for (int j = 0; j < static_cast<int>(joints_.size()); ++j) {
@@ -139,8 +136,7 @@ std::vector<int> FastEngine::plan_slots(const mjModel* m, const Marks& marks) {
     depth[b] = depth[m->body_parentid[b]] + 1;
     if (marks.need[b]) order.push_back(b);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return depth[a] < depth[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return depth[a] < depth[b]; });
   std::vector<int> slot_of(nbody, -1);
   bodies_.emplace_back();  // slot 0: world
   slot_of[0] = 0;
@@ -157,8 +153,8 @@ std::vector<int> FastEngine::plan_slots(const mjModel* m, const Marks& marks) {
     copy3(body.pos, pos);
     copy4(body.quat, quat);
     body.zero_pos = !declared_[kBodyPos] && pos[0] == 0 && pos[1] == 0 && pos[2] == 0;
-    body.unit_quat = !declared_[kBodyQuat] && quat[0] == 1 && quat[1] == 0 && quat[2] == 0 &&
-                     quat[3] == 0;
+    body.unit_quat =
+        !declared_[kBodyQuat] && quat[0] == 1 && quat[1] == 0 && quat[2] == 0 && quat[3] == 0;
     const int jntadr = m->body_jntadr[b], jntnum = m->body_jntnum[b];
     if (jntnum == 1 && m->jnt_type[jntadr] == mjJNT_FREE) {
       body.kind = Body::kFree;
@@ -278,7 +274,7 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
   if (plan_site_fixed(m, s, whole && no_cutoff)) {
     // filed in site_fixed_
   } else if (whole && no_cutoff && template_bodies &&
-      (s.type == mjSENS_SUBTREECOM || s.type == mjSENS_SUBTREELINVEL)) {
+             (s.type == mjSENS_SUBTREECOM || s.type == mjSENS_SUBTREELINVEL)) {
     subtree_fixed_.push_back({s.adr, s.subtree, s.type});
   } else if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
     joint_pos_.push_back({s.adr, s.qadr});

@@ -1,8 +1,7 @@
-#include "fast/fast_engine.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "fast/fast_engine.h"
 #include "fast/fast_kernels.h"
 
 namespace mjrefresh {
@@ -100,8 +99,7 @@ constexpr bool kQuatFollowsSameframe = true;
 constexpr bool kQuatFollowsSameframe = false;
 #endif
 
-void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v,
-                            double quat[4]) const {
+void FastEngine::frame_quat(const State* st, const Frame& f, const Vals& v, double quat[4]) const {
   const State& x = st[f.slot];
   const double* iquat = v.f[kBodyIquat] + 4 * bodies_[f.slot].id;
   switch (f.kind) {

@@ -156,10 +156,8 @@ void FastEngine::subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* su
   for (int k = 0; k < 3; ++k) vals[k] = root[k] * scl;
 }
 
-template void FastEngine::subtree_fixed(const State*, const SubtreeFixed&, double*,
-                                        double*) const;
-template void FastEngine::subtree_fixed(const StateT<V2>*, const SubtreeFixed&, V2*,
-                                        V2*) const;
+template void FastEngine::subtree_fixed(const State*, const SubtreeFixed&, double*, double*) const;
+template void FastEngine::subtree_fixed(const StateT<V2>*, const SubtreeFixed&, V2*, V2*) const;
 
 // A subtree sensor's value: the root's CoM, linear velocity or angular
 // momentum.

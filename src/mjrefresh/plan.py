@@ -28,8 +28,16 @@ from .sensor_rules import (
 from .sensor_rules import object_name as _name
 
 __all__ = [
-    "ENGINES", "MODEL_FIELDS", "STAGE_ORDER", "PlanError", "RefreshPlan", "build_plan",
-    "fast_uncovered", "refresh_refusals", "resolve_ids", "sensor_label",
+    "ENGINES",
+    "MODEL_FIELDS",
+    "STAGE_ORDER",
+    "PlanError",
+    "RefreshPlan",
+    "build_plan",
+    "fast_uncovered",
+    "refresh_refusals",
+    "resolve_ids",
+    "sensor_label",
 ]
 
 # Stage names in the order the exact engine runs them (= mj_forward's order),
@@ -123,8 +131,10 @@ class RefreshPlan:
         """
         lines = [f"engine: {self.engine} ({self.engine_reason})"]
         if self.engine == "fast":
-            lines.append("stages (what the outputs depend on; the fast engine computes them with "
-                         "fused kernels, no stage function runs):")
+            lines.append(
+                "stages (what the outputs depend on; the fast engine computes them with "
+                "fused kernels, no stage function runs):"
+            )
         else:
             lines.append("stages:")
         for stage in self.stages:
@@ -210,8 +220,10 @@ def _merge(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
 
 
 def _check_ranges(model: mujoco.MjModel, sensor_ranges: object) -> list[tuple[int, int]]:
-    if isinstance(sensor_ranges, tuple) and len(sensor_ranges) == 2 and all(
-        isinstance(v, int) for v in sensor_ranges
+    if (
+        isinstance(sensor_ranges, tuple)
+        and len(sensor_ranges) == 2
+        and all(isinstance(v, int) for v in sensor_ranges)
     ):
         sensor_ranges = [sensor_ranges]
     if not isinstance(sensor_ranges, Sequence) or isinstance(sensor_ranges, str):
@@ -380,9 +392,13 @@ def _check_model_fields(model: mujoco.MjModel, model_fields: Iterable[str]) -> t
                 f"model_fields: expected mjModel field names (str), got {type(name).__name__}"
             )
         if name not in MODEL_FIELDS:
-            what = "is not an mjModel field" if not hasattr(model, name) else (
-                "is not supported per environment (it does not change refreshed outputs, or "
-                "it is derived by the compiler)"
+            what = (
+                "is not an mjModel field"
+                if not hasattr(model, name)
+                else (
+                    "is not supported per environment (it does not change refreshed outputs, or "
+                    "it is derived by the compiler)"
+                )
             )
             raise ValueError(
                 f"model_fields: {name!r} {what}; supported: {', '.join(MODEL_FIELDS)}"

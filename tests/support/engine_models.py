@@ -185,8 +185,15 @@ def _zoo_sensors() -> str:
         lines.append(f'<magnetometer site="{site}"/>')
     for t in ("t_arm", "t_leg", "t_pend"):
         lines.append(f'<tendonpos tendon="{t}"/><tendonvel tendon="{t}"/>')
-    for a in ("a_hinge", "a_slide", "a_ball", "a_ball_parent", "a_free", "a_free_parent",
-              "a_tendon"):
+    for a in (
+        "a_hinge",
+        "a_slide",
+        "a_ball",
+        "a_ball_parent",
+        "a_free",
+        "a_free_parent",
+        "a_tendon",
+    ):
         lines.append(f'<actuatorpos actuator="{a}"/><actuatorvel actuator="{a}"/>')
     lines.append('<clock name="clock"/>')
     # cutoffs (MuJoCo refuses them on quaternion and axis data)
@@ -453,11 +460,16 @@ def _add_transmissions(spec: mujoco.MjSpec, bodies: list[dict]) -> None:
         targets.append((f"free{i}", [0.4, -0.5, 0.6, 0.1, 0.2, -0.3]))
     trn = mujoco.mjtTrn
     for k, (name, gear) in enumerate(targets):
-        spec.add_actuator(name=f"a{k}", target=name, gear=gear,
-                          trntype=trn.mjTRN_JOINTINPARENT if k % 2 else trn.mjTRN_JOINT)
+        spec.add_actuator(
+            name=f"a{k}",
+            target=name,
+            gear=gear,
+            trntype=trn.mjTRN_JOINTINPARENT if k % 2 else trn.mjTRN_JOINT,
+        )
     if scalar:
-        spec.add_actuator(name="a_tendon", target="tendon", trntype=trn.mjTRN_TENDON,
-                          gear=[1.5, 0, 0, 0, 0, 0])
+        spec.add_actuator(
+            name="a_tendon", target="tendon", trntype=trn.mjTRN_TENDON, gear=[1.5, 0, 0, 0, 0, 0]
+        )
         targets.append(("tendon", None))
     for k in range(len(targets)):
         name = "a_tendon" if k == len(targets) - 1 and scalar else f"a{k}"
