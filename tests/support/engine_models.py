@@ -183,6 +183,10 @@ def _zoo_sensors() -> str:
         )
     for site in ("hand_site", "world_site", "foot_site"):
         lines.append(f'<magnetometer site="{site}"/>')
+    # world frame sensors of sites that share the body's frame or rotation
+    for site in ("base_origin", "arm2_site", "foot_site"):
+        for ftype in _FRAME_TYPES:
+            lines.append(f'<{ftype} objtype="site" objname="{site}"/>')
     for t in ("t_arm", "t_leg", "t_pend"):
         lines.append(f'<tendonpos tendon="{t}"/><tendonvel tendon="{t}"/>')
     for a in ("a_hinge", "a_slide", "a_ball", "a_ball_parent", "a_free", "a_free_parent",
