@@ -18,13 +18,12 @@ from hypothesis import strategies as st
 from support.engine_models import (
     MANY_TYPES_XML,
     TENDON_XML,
-    build_tree,
     go1like_xml,
-    kinematic_trees,
     model,
     tracking_sensors,
 )
 from support.oracle import expected_outputs
+from support.random_trees import build_tree, kinematic_trees
 from support.sensors import non_acc_sensors as fast_sensors
 from support.sensors import pos_vel_columns
 from support.states import random_states_unnormalised as random_states

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.engine_models import build_tree, kinematic_trees
 from support.models import RICH_BODIES
 from support.oracle import forward_with_model_fields
+from support.random_trees import build_tree, kinematic_trees
 from support.sensors import pos_vel_sensor_names, stage_columns
 from support.states import random_fields, random_states
 
