@@ -65,6 +65,11 @@ def check_rows(model, states, fields, out, rows, engine="exact"):
         np.testing.assert_allclose(out.site_mat[row], d.site_xmat[sids], rtol=0, atol=pos_tol)
 
 
+def state_inputs(states):
+    """The optional state inputs of a refresh of `states` (mocap pose, time)."""
+    return dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
+
+
 def make(model, fields, num_threads=2, engine="exact", sensors=True):
     r = mjrefresh.Refresher(
         model,
@@ -92,10 +97,8 @@ def test_each_field_matches_mj_forward(rich_model, field, engine):
         states["qpos"],
         states["qvel"],
         out,
-        mocap_pos=states["mocap_pos"],
-        mocap_quat=states["mocap_quat"],
-        time=states["time"],
         model_fields=fields,
+        **state_inputs(states),
     )
     check_rows(rich_model, states, fields, out, range(N), engine)
 
@@ -114,14 +117,7 @@ def test_all_fields_together_and_unselected_rows_untouched(rich_model, num_threa
         a.fill(-3.0)
     rows = np.arange(1, N, 2)
     r.refresh(
-        rows,
-        states["qpos"],
-        states["qvel"],
-        out,
-        mocap_pos=states["mocap_pos"],
-        mocap_quat=states["mocap_quat"],
-        time=states["time"],
-        model_fields=fields,
+        rows, states["qpos"], states["qvel"], out, model_fields=fields, **state_inputs(states)
     )
     check_rows(rich_model, states, fields, out, rows, engine)
     for a in out.arrays().values():
@@ -130,7 +126,7 @@ def test_all_fields_together_and_unselected_rows_untouched(rich_model, num_threa
     template = {k: np.repeat(np.asarray(getattr(rich_model, k))[None], N, 0) for k in fields}
     plain = make(rich_model, (), num_threads=num_threads, engine=engine)
     out_t, out_p = r.outputs(N), plain.outputs(N)
-    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
+    kw = state_inputs(states)
     r.refresh(np.arange(N), states["qpos"], states["qvel"], out_t, model_fields=template, **kw)
     plain.refresh(np.arange(N), states["qpos"], states["qvel"], out_p, **kw)
     for name, a in out_p.arrays().items():
@@ -156,10 +152,8 @@ def test_row_strided_field_arrays(rich_model, engine):
         states["qpos"],
         states["qvel"],
         out,
-        mocap_pos=states["mocap_pos"],
-        mocap_quat=states["mocap_quat"],
-        time=states["time"],
         model_fields=strided,
+        **state_inputs(states),
     )
     check_rows(rich_model, states, fields, out, range(N), engine)
 
@@ -304,7 +298,7 @@ def test_body_inertia_feeds_only_subtree_angular_momentum(rich_model):
     r = mjrefresh.Refresher(m, **sel, model_fields=("body_inertia",))
     plain = mjrefresh.Refresher(m, **sel)
     out_f, out_p = r.outputs(n), plain.outputs(n)
-    kw = dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
+    kw = state_inputs(states)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out_f, model_fields=fields, **kw)
     plain.refresh(np.arange(n), states["qpos"], states["qvel"], out_p, **kw)
     cols = stage_columns(m, angmom, mujoco.mjtStage.mjSTAGE_VEL)
@@ -420,12 +414,7 @@ def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
     states = random_states(rich_model, n, seed=25)
     fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=11)
     r = make(rich_model, fields, engine="fast")
-    kw = dict(
-        mocap_pos=states["mocap_pos"],
-        mocap_quat=states["mocap_quat"],
-        time=states["time"],
-        model_fields=fields,
-    )
+    kw = dict(state_inputs(states), model_fields=fields)
     out64, out32 = r.outputs(n), r.outputs(n, dtype=np.float32)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out64, **kw)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], out32, **kw)
@@ -440,12 +429,7 @@ def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
     states = random_states(rich_model, n, seed=26)
     fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=12)
     r = make(rich_model, fields, num_threads=1, engine="fast")
-    kw = dict(
-        mocap_pos=states["mocap_pos"],
-        mocap_quat=states["mocap_quat"],
-        time=states["time"],
-        model_fields=fields,
-    )
+    kw = dict(state_inputs(states), model_fields=fields)
     together, alone = r.outputs(n), r.outputs(n)
     r.refresh(np.arange(n), states["qpos"], states["qvel"], together, **kw)
     for i in range(n):
