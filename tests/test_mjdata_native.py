@@ -1,5 +1,6 @@
 """The native MjData-list path (bind_mjdata_list, refresh_mjdata): same results
-as the array path, only the mirrored MjData fields change, bad lists refused."""
+as the array path, only the mirrored MjData fields change (sensordata columns;
+body and site poses only with write_poses=True), bad lists refused."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from support.states import states_of_datas
 
 import mjrefresh
 
-#: Outputs copied into each MjData -> the MjData field, and the ids indexing it.
-MIRRORED = {
+#: Outputs copied into each MjData with write_poses=True -> the MjData field,
+#: and the ids indexing it.
+POSES = {
     "body_pos": ("xpos", "body_ids"),
     "body_quat": ("xquat", "body_ids"),
     "site_pos": ("site_xpos", "site_ids"),
@@ -107,15 +109,16 @@ def _array_path(refresher: mjrefresh.Refresher, datas, rows) -> mjrefresh.Refres
     return out
 
 
+@pytest.mark.parametrize("write_poses", [False, True])
 @pytest.mark.parametrize("rows", [None, [0, 2, 3, 6]])
-def test_results_and_untouched_fields_as_the_array_path(case, rows):
+def test_results_and_untouched_fields_as_the_array_path(case, rows, write_poses):
     model, refresher = case
     datas = mjdata_list(model, N, seed=11)
     for i, d in enumerate(datas):
         d.time = 0.25 * i
     before = [_snapshot(d) for d in datas]
     expected = _array_path(refresher, datas, np.arange(N) if rows is None else rows)
-    got = mjrefresh.refresh_mjdata(refresher, datas, rows)
+    got = mjrefresh.refresh_mjdata(refresher, datas, rows, write_poses=write_poses)
     for name, arr in expected.arrays().items():
         np.testing.assert_array_equal(got.arrays()[name], arr, err_msg=name)
     plan = refresher.plan
@@ -128,13 +131,14 @@ def test_results_and_untouched_fields_as_the_array_path(case, rows):
             continue
         want = {f: v.copy() for f, v in before[i].items()}
         want["sensordata"][cols] = expected.sensordata[i, cols]
-        for out_name, (field, ids) in MIRRORED.items():
+        for out_name, (field, ids) in POSES.items() if write_poses else ():
             want[field][list(getattr(plan, ids))] = getattr(expected, out_name)[i]
         for f, v in want.items():
             np.testing.assert_array_equal(getattr(d, f), v, err_msg=f"row {i} {f}")
 
 
-def test_cache_reads_equal_the_array_cache(case):
+@pytest.mark.parametrize("write_poses", [False, True])
+def test_cache_reads_equal_the_array_cache(case, write_poses):
     model, refresher = case
     datas = mjdata_list(model, N, seed=12)
     s = states_of_datas(datas)
@@ -146,7 +150,7 @@ def test_cache_reads_equal_the_array_cache(case):
         mocap_quat=s["mocap_quat"],
         time=s["time"],
     )
-    cache = mjrefresh.bind_mjdata_list(refresher, datas)
+    cache = mjrefresh.bind_mjdata_list(refresher, datas, write_poses=write_poses)
     for name, arr in arrays.outputs().arrays().items():
         np.testing.assert_array_equal(cache.outputs().arrays()[name], arr, err_msg=name)
     assert cache.stats.native_calls == 1 and cache.stats.rows_refreshed == N
@@ -205,11 +209,21 @@ def test_bad_mjdata_lists_are_refused(legged_model, legged_refresher):
 def test_refresh_mjdata_checks_outputs_and_rows(legged_model, legged_refresher):
     datas = mjdata_list(legged_model, 3, seed=6)
     out32 = legged_refresher.outputs(3, np.float32)
-    name = next(iter(out32.arrays()))
     with pytest.raises(
-        TypeError, match=rf"out.{name}: expected dtype float64 \(it is copied into each MjData"
+        TypeError, match=r"out.sensordata: expected dtype float64 \(it is copied into each MjData"
     ):
         mjrefresh.refresh_mjdata(legged_refresher, datas, out=out32)
+    # Poses are copied only with write_poses: float32 pose outputs are fine without.
+    out = legged_refresher.outputs(3)
+    out32_poses = mjrefresh.RefreshOutputs(
+        **{**out.arrays(), "body_pos": out.body_pos.astype(np.float32)}
+    )
+    mjrefresh.refresh_mjdata(legged_refresher, datas, out=out32_poses)
+    with pytest.raises(
+        TypeError,
+        match=r"out.body_pos: expected dtype float64 \(it is copied into each MjData.xpos",
+    ):
+        mjrefresh.refresh_mjdata(legged_refresher, datas, out=out32_poses, write_poses=True)
     with pytest.raises(ValueError, match="rows"):
         mjrefresh.refresh_mjdata(legged_refresher, datas, [0, 3])
     out = legged_refresher.outputs(4)

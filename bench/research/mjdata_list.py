@@ -8,7 +8,9 @@ each repeat times, interleaved so that machine noise hits all alike:
   ``refresh_dirty_rows()`` (one native call over N rows);
 * ``mjdata_list``: ``bind_mjdata_list(r, datas)``, the same two calls (one
   native call reading each row from its MjData and writing the selected
-  outputs back into it);
+  sensordata columns back into it);
+* ``mjdata_poses``: ``bind_mjdata_list(r, datas, write_poses=True)``: also
+  the selected body and site poses into each MjData;
 * ``python_loop`` (1 thread only): per MjData ``mj_kinematics``,
   ``mj_comPos``, ``mj_comVel``, ``mj_sensorPos``, ``mj_sensorVel``.
 
@@ -64,15 +66,20 @@ def measure(
     m = mjrefresh.models.quadruped()
     bodies = list(mjrefresh.models.tracking_layout(m).bodies)
     qpos, qvel = _states(m, n)
-    datas = [mujoco.MjData(m) for _ in range(n)]
-    for d, q, v in zip(datas, qpos, qvel, strict=True):
-        d.qpos[:], d.qvel[:] = q, v
+    # One list of MjData per contender: a contender run right after another
+    # on the same MjData would find them in cache.
+    lists = {}
+    for name in ("mjdata_list", "mjdata_poses", "python_loop"):
+        lists[name] = [mujoco.MjData(m) for _ in range(n)]
+        for d, q, v in zip(lists[name], qpos, qvel, strict=True):
+            d.qpos[:], d.qvel[:] = q, v
     with mjrefresh.Refresher(
         m, bodies=bodies, relative_to="base", sensor_ranges=[(68, 328)], num_threads=threads
     ) as r:
         caches = {
             "arrays": mjrefresh.bind_arrays(r, qpos, qvel),
-            "mjdata_list": mjrefresh.bind_mjdata_list(r, datas),
+            "mjdata_list": mjrefresh.bind_mjdata_list(r, lists["mjdata_list"]),
+            "mjdata_poses": mjrefresh.bind_mjdata_list(r, lists["mjdata_poses"], write_poses=True),
         }
         runs: dict[str, Callable[[], object]] = {}
         for name, cache in caches.items():
@@ -83,7 +90,7 @@ def measure(
 
             runs[name] = refresh
         if loop:
-            runs["python_loop"] = _python_loop(m, datas)
+            runs["python_loop"] = _python_loop(m, lists["python_loop"])
         times: dict[str, list[float]] = {k: [] for k in runs}
         cpu: dict[str, list[float]] = {k: [] for k in runs}
         for fn in runs.values():
@@ -121,7 +128,11 @@ def main() -> None:
 def _ratios(times: dict[str, list[float]], what: str) -> None:
     base = statistics.median(times["arrays"])
     ml = statistics.median(times["mjdata_list"])
-    line = f"  {what}: mjdata_list / arrays = {ml / base:.2f}x"
+    poses = statistics.median(times["mjdata_poses"])
+    line = (
+        f"  {what}: mjdata_list / arrays = {ml / base:.2f}x, "
+        f"mjdata_poses / arrays = {poses / base:.2f}x"
+    )
     if "python_loop" in times:
         loop_us = statistics.median(times["python_loop"])
         line += f"; python_loop / mjdata_list = {loop_us / ml:.1f}x"

@@ -54,7 +54,7 @@ class PyRefresher {
   // the rest and keeps them alive while the tables are used).
   std::unique_ptr<MjDataRows> mjdata_rows(const AddressArray& datas) const;
   std::pair<std::vector<int64_t>, std::string> run_mjdata(
-      const RowsArray& rows, const MjDataRows& datas, bool with_time,
+      const RowsArray& rows, const MjDataRows& datas, bool with_time, bool poses,
       const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
       const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
       const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,

@@ -50,7 +50,7 @@ std::unique_ptr<MjDataRows> PyRefresher::mjdata_rows(const AddressArray& datas) 
 }
 
 std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
-    const RowsArray& rows, const MjDataRows& datas, bool with_time,
+    const RowsArray& rows, const MjDataRows& datas, bool with_time, bool poses,
     const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
     const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
     const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
@@ -68,7 +68,8 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
       {"site_mat", arrays.site_mat.valid() ? &arrays.site_mat.type : nullptr},
   };
   for (const auto& [name, type] : mirrored) {
-    if (type) check_mirrored_f64(name, *type);
+    const bool pose = std::string(name) != "sensordata";
+    if (type && (poses || !pose)) check_mirrored_f64(name, *type);
   }
   check_rows(rows, n);
 
@@ -77,7 +78,7 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
   Outputs out = arrays;
   if (arrays.sensordata.valid()) out.sensordata = datas.sensordata(nsensordata_);
   const Inputs in = datas.inputs(nq_, nv_, nmocap_, with_time);
-  const MjDataMirror mirror(datas, impl_->engine().selection(), arrays);
+  const MjDataMirror mirror(datas, impl_->engine().selection(), arrays, poses);
   std::vector<int64_t> row_copy;
   const int64_t* row_ptr = contiguous_rows(rows, row_copy);
   const int64_t count = static_cast<int64_t>(rows.shape(0));
@@ -101,10 +102,11 @@ void register_mjdata_rows(nb::module_& m, nb::class_<PyRefresher>& refresher) {
   std::apply(
       [&](auto... outputs) {
         refresher.def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a, "with_time"_a,
-                      outputs...,
+                      "poses"_a, outputs...,
                       "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is "
-                      "read from each mjData, outputs are written to the arrays and the "
-                      "selected ones into each mjData. Returns (failed_rows, message).");
+                      "read from each mjData, outputs are written to the arrays, the selected "
+                      "sensordata columns (and with `poses` the body and site poses) into "
+                      "each mjData. Returns (failed_rows, message).");
       },
       output_args());
 }

@@ -68,6 +68,7 @@ void MjDataMirror::copy(int64_t row) const {
       store_stream(dst, OutType::kFloat64, start, src + start, stop - start);
     }
   }
+  if (!poses_) return;
   copy_items(arrays_.body_pos, row, sel_.bodies, rows_.table(MjDataRows::kXpos)[row]);
   copy_items(arrays_.body_quat, row, sel_.bodies, rows_.table(MjDataRows::kXquat)[row]);
   copy_items(arrays_.site_pos, row, sel_.sites, rows_.table(MjDataRows::kSiteXpos)[row]);
@@ -83,7 +84,7 @@ void MjDataMirror::prefetch(int64_t row) const {
   if (arrays_.sensordata.valid() && !sel_.columns.empty()) {
     __builtin_prefetch(rows_.table(MjDataRows::kSensordata)[row] + sel_.columns[0].first, 1);
   }
-  if (!sel_.bodies.empty()) {
+  if (poses_ && !sel_.bodies.empty()) {
     const int b = sel_.bodies[0];
     if (arrays_.body_pos.valid()) {
       __builtin_prefetch(rows_.table(MjDataRows::kXpos)[row] + 3 * b, 1);
@@ -92,7 +93,7 @@ void MjDataMirror::prefetch(int64_t row) const {
       __builtin_prefetch(rows_.table(MjDataRows::kXquat)[row] + 4 * b, 1);
     }
   }
-  if (arrays_.site_pos.valid() && !sel_.sites.empty()) {
+  if (poses_ && arrays_.site_pos.valid() && !sel_.sites.empty()) {
     __builtin_prefetch(rows_.table(MjDataRows::kSiteXpos)[row] + 3 * sel_.sites[0], 1);
   }
 #else

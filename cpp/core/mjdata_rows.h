@@ -18,9 +18,18 @@
 // - Mirrored outputs: the engine writes the row's sensordata columns straight
 //   into its mjData (Outputs::sensordata is a table view) and body/site
 //   outputs into the caller's arrays; copy() then streams the columns into
-//   the caller's sensordata array and copies body_pos/body_quat/site_pos/
-//   site_mat into xpos/xquat/site_xpos/site_xmat. All of these are float64
-//   (checked by the binding).
+//   the caller's sensordata array and, only if asked (`poses`), copies
+//   body_pos/body_quat/site_pos/site_mat into xpos/xquat/site_xpos/site_xmat.
+//   All mirrored outputs are float64 (checked by the binding).
+// - Why this order, and why poses are opt-in. Quadruped tracking cache (13
+//   bodies, 260 columns), N=4096, per row against bind_arrays, each contender
+//   on its own MjData (python -m bench.research.mjdata_list): x1.24-1.34
+//   without poses, x1.37-1.43 with them (13 more scattered lines written per
+//   row) at 1 and 2 threads. Tried in one interleaved run against this order
+//   (x1.58 there): engine into the caller's array, then streaming the
+//   columns into each mjData x1.70; plain stores for the array copy x1.70;
+//   prefetching every line a row writes x1.56-1.80. The cost is memory
+//   traffic to rows scattered over the heap, not latency.
 #pragma once
 
 #include <mujoco/mujoco.h>
@@ -65,8 +74,9 @@ class MjDataRows {
 class MjDataMirror {
  public:
   // `arrays`: the caller's outputs (its sensordata array, not the table view).
-  MjDataMirror(const MjDataRows& rows, const Selection& sel, const Outputs& arrays)
-      : rows_(rows), sel_(sel), arrays_(arrays) {}
+  // poses: also copy the body and site poses into each mjData.
+  MjDataMirror(const MjDataRows& rows, const Selection& sel, const Outputs& arrays, bool poses)
+      : rows_(rows), sel_(sel), arrays_(arrays), poses_(poses) {}
   // Copies row `row`'s mirrored outputs (see the contract above).
   void copy(int64_t row) const;
   // Starts loading what refreshing and copying `row` touches in its mjData:
@@ -78,6 +88,7 @@ class MjDataMirror {
   const MjDataRows& rows_;
   const Selection& sel_;
   const Outputs& arrays_;
+  bool poses_;
 };
 
 }  // namespace mjrefresh
