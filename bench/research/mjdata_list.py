@@ -20,19 +20,23 @@ so the caller's CPU time per row (``time.thread_time``) is printed too: on a
 shared machine it leaves out the time the thread waited for a core.
 
 Usage: python -m bench.research.mjdata_list [--envs 1024 4096] [--threads 1 2] [--repeat 15]
+       [--readme bench/README.md]
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import mujoco
 import numpy as np
 
 import mjrefresh
 from bench.common.cli import new_parser
+from bench.common.output import print_table
 
 
 def _states(m: mujoco.MjModel, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,31 +105,37 @@ def measure(
                 fn()
                 times[name].append((time.perf_counter() - t0) / n * 1e6)
                 cpu[name].append((time.thread_time() - c0) / n * 1e6)
-        print(f"  engine {r.plan.engine}, threads {r.num_threads}")
     return times, cpu
 
 
-def main() -> None:
-    """Print the per-row table."""
+def main(argv: list[str] | None = None) -> int:
+    """Print the per-row table; with ``--readme``, write it into that README."""
     ap = new_parser("bench.research.mjdata_list", __doc__)
     ap.add_argument("--envs", type=int, nargs="+", default=[1024, 4096])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeat", type=int, default=15)
-    args = ap.parse_args()
-    print(f"MuJoCo {mujoco.__version__}; us/row, median (min-max) of {args.repeat} repeats")
+    ap.add_argument("--readme", type=Path, default=None)
+    args = ap.parse_args(argv)
+    lines = [
+        "quadruped tracking cache (13 bodies relative_to base, columns 68:328, fast engine), "
+        f"MuJoCo {mujoco.__version__}; us/row, median (min-max) of {args.repeat} repeats"
+    ]
     for n in args.envs:
         for t in args.threads:
-            print(f"N={n}, threads={t}:")
+            lines.append(f"N={n}, threads={t}:")
             times, cpu = measure(n, t, args.repeat, loop=t == min(args.threads))
             for name, us in times.items():
                 extra = f"   cpu {_summary(cpu[name])}" if t == 1 else ""
-                print(f"  {name:12s} {_summary(us)}{extra}")
-            _ratios(times, "wall")
+                lines.append(f"  {name:12s} {_summary(us)}{extra}")
+            lines.append(_ratios(times, "wall"))
             if t == 1:
-                _ratios(cpu, "cpu")
+                lines.append(_ratios(cpu, "cpu"))
+    command = "python -m bench.research.mjdata_list --repeat " + str(args.repeat)
+    print_table(lines, args.readme, "mjdata-list", command)
+    return 0
 
 
-def _ratios(times: dict[str, list[float]], what: str) -> None:
+def _ratios(times: dict[str, list[float]], what: str) -> str:
     base = statistics.median(times["arrays"])
     ml = statistics.median(times["mjdata_list"])
     poses = statistics.median(times["mjdata_poses"])
@@ -136,8 +146,8 @@ def _ratios(times: dict[str, list[float]], what: str) -> None:
     if "python_loop" in times:
         loop_us = statistics.median(times["python_loop"])
         line += f"; python_loop / mjdata_list = {loop_us / ml:.1f}x"
-    print(line)
+    return line
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,7 +12,12 @@ first:
 * ``per-env``: three per-environment fields (body_pos, body_quat, jnt_axis)
   given as ``(N, ...)`` arrays, a different value set per row.
 
-``per-env / perturbed`` is the cost of taking the values per row.
+``per-env / perturbed`` is the cost of taking the values per row. Its
+floor, timed in the same run: ``floor`` is the ``perturbed`` refresh followed
+by one pass reading the three per-environment arrays (numpy sums: the values
+must come from memory at least once; the arithmetic of randomised values is
+the ``perturbed`` refresh's). ``per-env`` at or below ``floor`` reads the
+values at memory speed.
 
   python -m bench.research.model_fields                    # N=4096, threads 1 and all
   python -m bench.research.model_fields --readme bench/README.md
@@ -69,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, vals in fields.items():
         getattr(perturbed, name)[...] = vals[0]
     configs = {"template": (model, ()), "perturbed": (perturbed, ()), "per-env": (model, FIELDS)}
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in fields.values()]
+
+    def read_fields() -> None:
+        for a in flat:
+            a.sum()
+
     lines = [
         f"quadruped tracking, N={args.n}, every row dirty; fields: {', '.join(FIELDS)}",
         f"{'engine':<7} {'T':>2} {'config':<10} {'us/row':>7} {'(min-max)':>15} "
@@ -91,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                 fns[(engine, config)] = lambda r=r, out=out, kw=kw: r.refresh(
                     rows, qpos, qvel, out, **kw
                 )
+            perturbed_run = fns[(engine, "perturbed")]
+            fns[(engine, "floor")] = lambda run=perturbed_run: (run(), read_fields())
         calls = {k: timing.calibrate(fn, args.min_sample) for k, fn in fns.items()}
         samples = timing.interleaved(fns, calls, args.repeats, warmup=2)
         med = {k: timing.summary(v)["median_s"] for k, v in samples.items()}

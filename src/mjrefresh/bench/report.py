@@ -203,7 +203,7 @@ def table(results: list[dict[str, Any]], verbose: bool = True) -> str:
         order, lambda r: (r["model"], r["workload"], r["n"]), lambda r: by_row[id(r)]
     )
     lines += ["", *legend(cols, sorted({r["contender"] for r in results}))]
-    return "\n".join(lines + floor_lines(order, verbose))
+    return "\n".join(lines + floor_lines(order, verbose) + memory_floor_lines(order))
 
 
 def legend(cols: list[_Column], contenders: list[str]) -> list[str]:
@@ -212,6 +212,29 @@ def legend(cols: list[_Column], contenders: list[str]) -> list[str]:
     lines = [f"{c[0]:<{w}}  {c[3]}" for c in cols]
     wc = max((len(n) for n in contenders), default=0)
     lines += [f"  {n:<{wc}}  {CONTENDER_LEGEND.get(n, '')}" for n in contenders]
+    return lines
+
+
+def memory_floor_lines(order: list[dict[str, Any]]) -> list[str]:
+    """The fast engine's time (one thread) against the memory-traffic floor."""
+    fast = [
+        r
+        for r in order
+        if r["contender"] == "mjrefresh_fast" and r["threads_used"] == 1 and "memory_floor_s" in r
+    ]
+    if not fast:
+        return []
+    lines = [
+        "",
+        "fast engine at one thread against the memory floor (the same rows' qpos/qvel read and",
+        "their refreshed columns written by numpy copies, timed interleaved; the rest is compute):",
+    ]
+    for r in fast:
+        floor = r["memory_floor_s"] * 1e6 / r["rows_per_call"]
+        lines.append(
+            f"  {r['model']} {r['workload']} N={r['n']}: memory floor {floor:.2f} µs/row, "
+            f"fast engine {r['us_per_row']:.2f} µs/row: x{r['us_per_row'] / floor:.1f}"
+        )
     return lines
 
 
