@@ -226,8 +226,8 @@ def memory_floor_lines(order: list[dict[str, Any]]) -> list[str]:
         return []
     lines = [
         "",
-        "fast engine at one thread against the memory floor (the same rows' qpos/qvel read and",
-        "their refreshed columns written by numpy copies, timed interleaved; the rest is compute):",
+        "fast engine at one thread, every row refreshed, against the memory floor (each row's",
+        "qpos/qvel read and refreshed columns written by numpy copies, timed interleaved):",
     ]
     for r in fast:
         floor = r["memory_floor_s"] * 1e6 / r["rows_per_call"]
