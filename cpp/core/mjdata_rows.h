@@ -25,11 +25,12 @@
 //   bodies, 260 columns), N=4096, per row against bind_arrays, each contender
 //   on its own MjData (python -m bench.research.mjdata_list, bench/README.md):
 //   x1.35-1.44 without poses, x1.41-1.54 with them (13 more scattered lines
-//   written per row) at 1 and 2 threads, MuJoCo 3.11 and 4.0. Tried in one interleaved run against this order
-//   (x1.58 there): engine into the caller's array, then streaming the
-//   columns into each mjData x1.70; plain stores for the array copy x1.70;
-//   prefetching every line a row writes x1.56-1.80. The cost is memory
-//   traffic to rows scattered over the heap, not latency.
+//   written per row) at 1 and 2 threads, MuJoCo 3.11 and 4.0. Tried in one
+//   interleaved run against this order (x1.58 there): engine into the
+//   caller's array, then streaming the columns into each mjData x1.70; plain
+//   stores for the array copy x1.70; prefetching every line a row writes
+//   x1.56-1.80. The cost is memory traffic to rows scattered over the heap,
+//   not latency.
 #pragma once
 
 #include <mujoco/mujoco.h>
