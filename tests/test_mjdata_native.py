@@ -12,7 +12,7 @@ import pytest
 from support.backends import mjdata_list
 from support.models import LEGGED_BODIES, LEGGED_XML, RICH_BODIES
 from support.sensors import pos_vel_sensor_names
-from support.states import states_of_datas
+from support.states import state_inputs, states_of_datas
 
 import mjrefresh
 
@@ -97,15 +97,7 @@ def case(request, rich_model, legged_model):
 def _array_path(refresher: mjrefresh.Refresher, datas, rows) -> mjrefresh.RefreshOutputs:
     s = states_of_datas(datas)
     out = refresher.outputs(len(datas))
-    refresher.refresh(
-        rows,
-        s["qpos"],
-        s["qvel"],
-        out,
-        mocap_pos=s["mocap_pos"],
-        mocap_quat=s["mocap_quat"],
-        time=s["time"],
-    )
+    refresher.refresh(rows, s["qpos"], s["qvel"], out, **state_inputs(s))
     return out
 
 
@@ -142,14 +134,7 @@ def test_cache_reads_equal_the_array_cache(case, write_poses):
     model, refresher = case
     datas = mjdata_list(model, N, seed=12)
     s = states_of_datas(datas)
-    arrays = mjrefresh.bind_arrays(
-        refresher,
-        s["qpos"],
-        s["qvel"],
-        mocap_pos=s["mocap_pos"],
-        mocap_quat=s["mocap_quat"],
-        time=s["time"],
-    )
+    arrays = mjrefresh.bind_arrays(refresher, s["qpos"], s["qvel"], **state_inputs(s))
     cache = mjrefresh.bind_mjdata_list(refresher, datas, write_poses=write_poses)
     for name, arr in arrays.outputs().arrays().items():
         np.testing.assert_array_equal(cache.outputs().arrays()[name], arr, err_msg=name)

@@ -19,7 +19,7 @@ from support.models import RICH_BODIES
 from support.oracle import forward_with_model_fields
 from support.random_trees import build_tree, kinematic_trees
 from support.sensors import pos_vel_sensor_names, stage_columns
-from support.states import random_fields, random_states
+from support.states import random_fields, random_states, state_inputs
 
 import mjrefresh
 from mjrefresh.models import quadruped, tracking_layout
@@ -63,11 +63,6 @@ def check_rows(model, states, fields, out, rows, engine="exact"):
         np.testing.assert_allclose(out.body_linvel[row], vel[ids, 3:], rtol=0, atol=vel_tol)
         np.testing.assert_allclose(out.site_pos[row], d.site_xpos[sids], rtol=0, atol=pos_tol)
         np.testing.assert_allclose(out.site_mat[row], d.site_xmat[sids], rtol=0, atol=pos_tol)
-
-
-def state_inputs(states):
-    """The optional state inputs of a refresh of `states` (mocap pose, time)."""
-    return dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
 
 
 def make(model, fields, num_threads=2, engine="exact", sensors=True):

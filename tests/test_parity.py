@@ -12,7 +12,7 @@ import pytest
 from support.models import RICH_ACC_SENSORS, RICH_BODIES, RICH_XML
 from support.oracle import forward_rows
 from support.sensors import pos_vel_sensor_names, sensor_columns
-from support.states import random_states
+from support.states import random_states, state_inputs
 
 import mjrefresh
 
@@ -35,9 +35,7 @@ def _refresh_all(r: mjrefresh.Refresher, states: dict, out: mjrefresh.RefreshOut
             states["qpos"],
             states["qvel"],
             out,
-            mocap_pos=states["mocap_pos"],
-            mocap_quat=states["mocap_quat"],
-            time=states["time"],
+            **state_inputs(states),
         )
         == n
     )

@@ -85,6 +85,12 @@ def random_state(model: mujoco.MjModel, rng: np.random.Generator, d: mujoco.MjDa
         d.mocap_quat[:] = q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
+def state_inputs(states: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The optional state inputs of a refresh of `states` (mocap pose, time),
+    as keyword arguments."""
+    return dict(mocap_pos=states["mocap_pos"], mocap_quat=states["mocap_quat"], time=states["time"])
+
+
 def states_of_datas(datas: Sequence[mujoco.MjData]) -> dict[str, np.ndarray]:
     """The state of each MjData, stacked like `random_states`."""
     return {
