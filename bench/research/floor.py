@@ -5,7 +5,8 @@ thread) this times, interleaved:
 
 * ``memory``: the memory traffic every refresh must do and nothing else --
   read each row's ``qpos``/``qvel`` and write the tracking columns of
-  ``sensordata`` (numpy copies, the same array shapes as the refresh);
+  ``sensordata`` (numpy copies of the same bytes: the memory floor the
+  microbenchmark prints, ``mjrefresh.bench.measure.memory_floor``);
 * ``stage functions``: the MuJoCo stage functions the exact engine calls,
   timed inside the core (``Refresher._core.stage_seconds``);
 * the exact and fast engines themselves.
@@ -24,7 +25,9 @@ from bench.common.cli import new_parser
 from bench.common.output import print_table
 from mjrefresh import models
 from mjrefresh.bench import timing
+from mjrefresh.bench.measure import memory_floor
 from mjrefresh.bench.states import random_states
+from mjrefresh.bench.workloads import Problem
 
 
 def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
@@ -33,22 +36,13 @@ def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
     a, b = models.tracking_layout(model).columns
     qpos, qvel = random_states(model, n, seed=0)
     rows = np.arange(n)
-    state = np.empty((n, model.nq + model.nv))
-    block = np.empty((n, b - a))
     engines = {
         e: mjrefresh.Refresher(model, sensor_ranges=[(a, b)], num_threads=1, engine=e)
         for e in ("exact", "fast")
     }
     outs = {e: r.outputs(n) for e, r in engines.items()}
-    sd = outs["exact"].sensordata
-
-    def memory() -> None:
-        np.copyto(state[:, : model.nq], qpos)
-        np.copyto(state[:, model.nq :], qvel)
-        np.copyto(sd[:, a:b], block)
-
     fns = {
-        "memory": memory,
+        "memory": memory_floor(Problem(name, model, qpos, qvel, [(a, b)])),
         "exact engine": lambda: engines["exact"].refresh(rows, qpos, qvel, outs["exact"]),
         "fast engine": lambda: engines["fast"].refresh(rows, qpos, qvel, outs["fast"]),
     }

@@ -144,13 +144,12 @@ def _measure_group(
     fns = {name: fn for name, (_, fn) in built.items()}
     # The memory floor, timed interleaved with the contenders, when every row
     # is refreshed (for a few rows numpy's fixed cost per call would swamp it).
-    if mask.all():
+    every = bool(mask.all())
+    if every:
         fns[_FLOOR] = memory_floor(problem)
     calls = {name: timing.calibrate(fn, args.min_sample) for name, fn in fns.items()}
     samples = timing.interleaved(fns, calls, args.repeats, warmup=args.warmup)
-    mem_floor = {}
-    if mask.all():
-        mem_floor["memory_floor_s"] = timing.summary(samples[_FLOOR])["median_s"]
+    mem_floor = {"memory_floor_s": timing.summary(samples[_FLOOR])["median_s"]} if every else {}
     results = []
     for name, (c, _) in built.items():
         chk = checks[name]
