@@ -153,6 +153,27 @@ def test_row_strided_field_arrays(rich_model, engine):
     check_rows(rich_model, states, fields, out, range(N), engine)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_rows_sharing_one_block_of_values(rich_model, engine):
+    # Row stride 0 (np.broadcast_to): every row reads row 0's values, as the
+    # one-block row of bench.research.model_fields relies on.
+    states = random_states(rich_model, N, seed=29)
+    fields = random_fields(rich_model, ["body_pos", "body_quat", "jnt_axis"], N, seed=8)
+    shared = {k: np.broadcast_to(v[:1], v.shape) for k, v in fields.items()}
+    assert shared["body_quat"].strides[0] == 0
+    r = make(rich_model, shared, engine=engine)
+    out = r.outputs(N)
+    r.refresh(
+        np.arange(N),
+        states["qpos"],
+        states["qvel"],
+        out,
+        model_fields=shared,
+        **state_inputs(states),
+    )
+    check_rows(rich_model, states, shared, out, range(N), engine)
+
+
 def test_model_fields_do_not_decide_the_engine(rich_model):
     r = mjrefresh.Refresher(rich_model, bodies=["arm2"], model_fields=("body_pos",))
     assert r.plan.model_fields == ("body_pos",)

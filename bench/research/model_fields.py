@@ -1,7 +1,7 @@
 """Benchmark: the cost of per-environment model fields (domain randomisation).
 
 On the quadruped tracking workload (all 13 moving bodies, the 260 tracking
-columns, every row dirty), times each engine, interleaved, in three
+columns, every row dirty), times each engine, interleaved, in four
 configurations, and prints the median with min-max and the ratio to the
 first:
 
@@ -10,14 +10,19 @@ first:
   body_quat and jnt_axis hold one environment's randomised values (the same
   arithmetic as a randomised row: non-identity rotations are not free);
 * ``per-env``: three per-environment fields (body_pos, body_quat, jnt_axis)
-  given as ``(N, ...)`` arrays, a different value set per row.
+  given as ``(N, ...)`` arrays, a different value set per row;
+* ``one-block``: the same per-environment refresh, with every row's values a
+  view of row 0's block (numpy stride 0 along the rows): everything
+  ``per-env`` does except bringing N rows of values in from memory.
 
-``per-env / perturbed`` is the cost of taking the values per row. Its
-floor, timed in the same run: ``floor`` is the ``perturbed`` refresh followed
-by one pass reading the three per-environment arrays (numpy sums: the values
-must come from memory at least once; the arithmetic of randomised values is
-the ``perturbed`` refresh's). ``per-env`` at or below ``floor`` reads the
-values at memory speed.
+``per-env / perturbed`` is the cost of taking the values per row, made of
+``one-block / perturbed`` (reading them through the per-row path) and
+``per-env / one-block`` (their memory traffic, ~1.1 KB a row here); the
+tool prints both after each thread count. Its floor, timed in the same run:
+``floor`` is the ``perturbed`` refresh followed by one pass reading the three
+per-environment arrays (numpy sums: the values must come from memory at least
+once; the arithmetic of randomised values is the ``perturbed`` refresh's).
+``per-env`` at or below ``floor`` reads the values at memory speed.
 
   python -m bench.research.model_fields                    # N=4096, threads 1 and all
   python -m bench.research.model_fields --readme bench/README.md
@@ -73,7 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     perturbed = models.quadruped()
     for name, vals in fields.items():
         getattr(perturbed, name)[...] = vals[0]
-    configs = {"template": (model, ()), "perturbed": (perturbed, ()), "per-env": (model, FIELDS)}
+    one_block = {k: np.broadcast_to(v[:1], v.shape) for k, v in fields.items()}
+    configs = {
+        "template": (model, None),
+        "perturbed": (perturbed, None),
+        "per-env": (model, fields),
+        "one-block": (model, one_block),
+    }
     flat = [np.ascontiguousarray(a).reshape(-1) for a in fields.values()]
 
     def read_fields() -> None:
@@ -88,16 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     for threads in args.threads:
         fns, engines = {}, {}
         for engine in ("exact", "fast"):
-            for config, (m, declared) in configs.items():
+            for config, (m, values) in configs.items():
                 r = mjrefresh.Refresher(
                     m,
                     sensor_ranges=[layout.columns],
                     num_threads=threads,
                     engine=engine,
-                    model_fields=declared,
+                    model_fields=FIELDS if values else (),
                 )
                 out = r.outputs(args.n)
-                kw = {"model_fields": fields} if declared else {}
+                kw = {"model_fields": values} if values else {}
                 engines[(engine, config)] = r
                 fns[(engine, config)] = lambda r=r, out=out, kw=kw: r.refresh(
                     rows, qpos, qvel, out, **kw
@@ -113,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{engine:<7} {threads:>2} {config:<10} {timing.per_row_text(st, args.n)} "
                 f"{st['median_s'] / med[(engine, 'template')]:>10.3f} "
                 f"{st['median_s'] / med[(engine, 'perturbed')]:>11.3f}"
+            )
+        for engine in ("exact", "fast"):
+            m = {c: med[(engine, c)] for c in ("perturbed", "one-block", "per-env")}
+            lines.append(
+                f"  {engine} T={threads}: per-env / perturbed {m['per-env'] / m['perturbed']:.3f}"
+                f" = per-row path {m['one-block'] / m['perturbed']:.3f} (one-block / perturbed)"
+                f" x values' traffic {m['per-env'] / m['one-block']:.3f} (per-env / one-block)"
             )
         for r in engines.values():
             r.close()

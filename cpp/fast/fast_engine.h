@@ -61,11 +61,13 @@
 //   sensors, which sum the row's masses themselves in mj_setConst's order
 //   (so body_subtreemass follows body_mass as in the exact engine, and
 //   equals the template's bit for bit on template values).
-// - Cost of fields (quadruped tracking refresh, N=4096, 1 thread, per row
-//   against no fields): body_pos +4%, jnt_axis +9%, body_quat +13% (a
-//   quaternion product per body where the template has a unit rotation),
-//   the three together +19%; almost all of it is the formulas the skipped
-//   shortcuts avoid, the rest reading ~1 KB of values per row. A per-row
+// - Cost of fields (quadruped tracking refresh, body_pos + body_quat +
+//   jnt_axis per row, N=4096, 1 and 2 threads; bench.research.model_fields):
+//   1.20-1.26x the refresh without fields, made of the arithmetic of
+//   non-identity values (a model holding one row's values: 1.02-1.06x),
+//   reading them through the row's blocks (the same values for every row:
+//   1.03-1.06x more) and bringing ~1.1 KB of values per row in from memory
+//   (1.12-1.16x more; prefetching them 4-16 rows ahead did not help). A per-row
 //   sensor_cutoff adds the test of each gathered sensor's cutoff (+14%
 //   when no row sets one) and a split of each pair into rows where one
 //   does (2.5x with cutoffs set on half the sensors of every row).
