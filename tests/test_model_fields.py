@@ -80,22 +80,28 @@ def make(model, fields, num_threads=2, engine="exact", sensors=True):
     return r
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("field", list(MODEL_FIELDS))
-def test_each_field_matches_mj_forward(rich_model, field, engine):
-    states = random_states(rich_model, N, seed=21)
-    fields = random_fields(rich_model, [field], N, seed=MODEL_FIELDS_SEEDS[field])
-    r = make(rich_model, fields, engine=engine)
+def refresh_every_row_and_check(model, states, given, engine, expected=None):
+    """Refresh all N rows with the field arrays `given` and check them against
+    mj_forward on the values of `expected` (default: `given`)."""
+    r = make(model, given, engine=engine)
     out = r.outputs(N)
     r.refresh(
         np.arange(N),
         states["qpos"],
         states["qvel"],
         out,
-        model_fields=fields,
+        model_fields=given,
         **state_inputs(states),
     )
-    check_rows(rich_model, states, fields, out, range(N), engine)
+    check_rows(model, states, given if expected is None else expected, out, range(N), engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("field", list(MODEL_FIELDS))
+def test_each_field_matches_mj_forward(rich_model, field, engine):
+    states = random_states(rich_model, N, seed=21)
+    fields = random_fields(rich_model, [field], N, seed=MODEL_FIELDS_SEEDS[field])
+    refresh_every_row_and_check(rich_model, states, fields, engine)
 
 
 MODEL_FIELDS_SEEDS = {name: 100 + i for i, name in enumerate(MODEL_FIELDS)}
@@ -140,17 +146,7 @@ def test_row_strided_field_arrays(rich_model, engine):
         "jnt_axis": fields["jnt_axis"],
     }
     assert not strided["body_pos"].flags.c_contiguous
-    r = make(rich_model, strided, engine=engine)
-    out = r.outputs(N)
-    r.refresh(
-        np.arange(N),
-        states["qpos"],
-        states["qvel"],
-        out,
-        model_fields=strided,
-        **state_inputs(states),
-    )
-    check_rows(rich_model, states, fields, out, range(N), engine)
+    refresh_every_row_and_check(rich_model, states, strided, engine, expected=fields)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -161,17 +157,7 @@ def test_rows_sharing_one_block_of_values(rich_model, engine):
     fields = random_fields(rich_model, ["body_pos", "body_quat", "jnt_axis"], N, seed=8)
     shared = {k: np.broadcast_to(v[:1], v.shape) for k, v in fields.items()}
     assert shared["body_quat"].strides[0] == 0
-    r = make(rich_model, shared, engine=engine)
-    out = r.outputs(N)
-    r.refresh(
-        np.arange(N),
-        states["qpos"],
-        states["qvel"],
-        out,
-        model_fields=shared,
-        **state_inputs(states),
-    )
-    check_rows(rich_model, states, shared, out, range(N), engine)
+    refresh_every_row_and_check(rich_model, states, shared, engine)
 
 
 def test_model_fields_do_not_decide_the_engine(rich_model):
