@@ -6,13 +6,11 @@ MemoryError, and Refresher.memory_bytes reporting the measured need."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import textwrap
 
 import mujoco
 import numpy as np
 import pytest
+from support.child import run_child
 from support.edge_models import BIG_ARENA_XML, SLEEP_XML
 from support.oracle import forward_rows
 from support.sensors import sensor_cols
@@ -67,14 +65,8 @@ def test_sleep_enabled_model_partial_selection_bit_exact(engine, names):
         np.testing.assert_allclose(out.body_pos, expected["body_pos"], atol=1e-12)
 
 
-def _child(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
-    )
-
-
 def test_sleep_model_construction_survives_in_a_child_process():
-    res = _child(f"""
+    res = run_child(f"""
         import mujoco, mjrefresh
         m = mujoco.MjModel.from_xml_string({SLEEP_XML!r})
         for engine in ("exact", "fast"):
@@ -129,7 +121,7 @@ def test_allocation_failure_raises_memory_error_naming_bytes(engine, sensors, th
         .replace("ENGINE", repr(engine))
         .replace("THREADS", str(threads))
     )
-    res = _child(code)
+    res = run_child(code)
     assert res.returncode == 3, (res.returncode, res.stdout, res.stderr)
     assert "MemoryError: could not allocate" in res.stdout and "bytes for" in res.stdout
     assert "free memory" in res.stdout
@@ -145,7 +137,7 @@ def test_pose_plan_under_the_limit_builds_with_a_measured_arena():
         .replace("ENGINE", repr("exact"))
         .replace("THREADS", "2")
     )
-    res = _child(code)
+    res = run_child(code)
     assert res.returncode == 0 and "built" in res.stdout, (res.stdout, res.stderr)
 
 
@@ -181,7 +173,7 @@ def test_a_row_that_overflows_the_stack_is_that_rows_refresh_error():
     # while the broadphase of 300 bodies needs ~180 KB of stack per row: the
     # mju_error is trapped per row and becomes RefreshError (child process:
     # the process must survive).
-    res = _child("""
+    res = run_child("""
         import mujoco, numpy as np, mjrefresh
         bodies = "".join('<body pos="%d 0 0"><geom size=".1"/></body>' % i for i in range(300))
         xml = ('<mujoco><size memory="40K"/><worldbody><body name="r"><freejoint/>'

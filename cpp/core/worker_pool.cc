@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
+#include <system_error>
 
 #include "core/fork_generation.h"
 
@@ -46,17 +48,48 @@ bool cpu_in_affinity(int cpu) {
 
 WorkerPool::WorkerPool(int size, std::vector<int> cpu_ids)
     : size_(std::max(1, size)), cpu_ids_(std::move(cpu_ids)), fork_gen_(fork_generation()) {
-  start_workers();
+  start_workers(/*shrink=*/false);
 }
 
-void WorkerPool::start_workers() {
+void WorkerPool::start_workers(bool shrink) {
   slots_.reset(new Slot[size_]);
   stop_.store(false);
   open_.store(false);
   in_flight_.store(0);
   threads_.clear();
   threads_.reserve(size_ - 1);
-  for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+  for (int i = 1; i < size_; ++i) {
+    try {
+      threads_.emplace_back([this, i] { worker_main(i); });
+    } catch (const std::exception& e) {  // system_error, or bad_alloc of its state
+      const auto* sys = dynamic_cast<const std::system_error*>(&e);
+      const std::string why = sys ? sys->code().message() : std::string(e.what());
+      const int wanted = size_;
+      if (shrink) {
+        size_ = i;  // workers 1..i-1 run; slots_ stays large enough
+        return;
+      }
+      stop_workers();
+      throw ThreadStartError(
+          "num_threads: could not start worker thread " + std::to_string(i) + " of " +
+          std::to_string(wanted - 1) + " (num_threads=" + std::to_string(wanted) +
+          ", the calling thread included): " + why +
+          "; the process's limits allow fewer threads (address space: ulimit -v; thread stacks: "
+          "ulimit -s; threads: "
+          "ulimit -u or a container's pids limit): pass a smaller num_threads");
+    }
+  }
+}
+
+void WorkerPool::stop_workers() {
+  stop_.store(true);
+  const uint64_t last = epoch_.fetch_add(1) + 1;
+  for (size_t i = 1; i <= threads_.size(); ++i) {
+    slots_[i].go.store(last, std::memory_order_release);
+    slots_[i].go.notify_one();
+  }
+  for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 WorkerPool::~WorkerPool() {
@@ -65,13 +98,7 @@ WorkerPool::~WorkerPool() {
     new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
     return;
   }
-  stop_.store(true);
-  const uint64_t last = epoch_.fetch_add(1) + 1;
-  for (int i = 1; i < size_; ++i) {
-    slots_[i].go.store(last, std::memory_order_release);
-    slots_[i].go.notify_one();
-  }
-  for (auto& t : threads_) t.join();
+  stop_workers();
 }
 
 void WorkerPool::pin_self(int index) {
@@ -112,7 +139,7 @@ void WorkerPool::run(int active, const std::function<void(int)>& task) {
     // Child after fork(): the parent's workers do not exist here.
     new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
     fork_gen_ = fork_generation();
-    start_workers();
+    start_workers(/*shrink=*/true);
   }
   active = std::clamp(active, 1, size_);
 #ifdef __linux__

@@ -23,6 +23,13 @@
 //   in a child process (fork_generation() changed) and starts fresh workers
 //   there; the parent's thread handles are leaked on purpose (they cannot be
 //   joined).
+// - Thread start: the constructor throws ThreadStartError (naming the
+//   worker that could not start, the pool size and the system's reason)
+//   when the system refuses a thread (address-space or thread limits), after
+//   stopping and joining the workers it had started: nothing is left
+//   running. In a forked child, where run() restarts the workers, a refused
+//   thread instead shrinks the pool to the workers that started (tasks share
+//   their work dynamically, so fewer participants only cost speed).
 // - Destruction joins all workers.
 #pragma once
 
@@ -30,10 +37,17 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 namespace mjrefresh {
+
+// The system refused to start a worker thread (std::thread's system_error).
+class ThreadStartError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class WorkerPool {
  public:
@@ -56,7 +70,11 @@ class WorkerPool {
   struct alignas(64) Slot {
     std::atomic<uint64_t> go{0};  // epoch of the call this worker is woken for
   };
-  void start_workers();
+  // Starts workers 1..size_-1. If the system refuses one: with `shrink`,
+  // keeps those that started and lowers size_; otherwise stops and joins
+  // them and throws ThreadStartError.
+  void start_workers(bool shrink);
+  void stop_workers();  // wakes every started worker with stop_ set and joins it
   void worker_main(int index);
   void pin_self(int index);
 
