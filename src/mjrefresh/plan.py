@@ -20,6 +20,7 @@ from .sensor_rules import (
     VEL,
     PlanError,
     is_adhesion,
+    num_actuators,
     pass_plugin_conflict,
     refresh_refusals,
     sensor_label,
@@ -359,7 +360,7 @@ def _add_implied_stages(model: mujoco.MjModel, reasons: dict[str, list[str]]) ->
             have = reasons.setdefault(s, [])
             have.extend(w for w in reasons[source] if w not in have)
 
-    adhesion = any(is_adhesion(model, a) for a in range(model.nu))
+    adhesion = any(is_adhesion(model, a) for a in range(num_actuators(model)))
     if "collision" in reasons and (
         "fwdVelocity" in reasons or ("transmission" in reasons and adhesion)
     ):

@@ -174,6 +174,14 @@ def sensor_stages(model: mujoco.MjModel, i: int) -> frozenset[str]:
     return frozenset(stages)
 
 
+def num_actuators(model: mujoco.MjModel) -> int:
+    """Actuators of `model` (``nactuator``). Controls (``nu``) are not
+    actuators: since MuJoCo 3.11 one actuator can take several controls and
+    give several force outputs (an ``<orientation>`` servo); releases before
+    3.11 have one control per actuator and no ``nactuator``."""
+    return int(getattr(model, "nactuator", model.nu))
+
+
 def is_adhesion(model: mujoco.MjModel, actuator: int) -> bool:
     """Whether `actuator` has a body (adhesion) transmission."""
     return int(model.actuator_trntype[actuator]) == mujoco.mjtTrn.mjTRN_BODY
