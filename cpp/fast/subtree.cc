@@ -39,7 +39,11 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
     // mj_subtreeVel's bodywise terms: velocity at the inertial frame (world
     // orientation), linear momentum, angular momentum about the body's CoM.
     const State& x = st[slot];
-    velocity_at(n.vel, x.v, x.w, n.xipos, x.pos);
+    if (bodies_[slot].still) {  // mj_objectVelocity's quick return: zeros, whatever xipos is
+      n.vel[0] = n.vel[1] = n.vel[2] = 0.0;
+    } else {
+      velocity_at(n.vel, x.v, x.w, n.xipos, x.pos);
+    }
     for (int k = 0; k < 3; ++k) n.lin[k] = n.vel[k] * mass[id];
     if (!angular) continue;
     double dv[3];
@@ -127,8 +131,8 @@ void FastEngine::subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* su
     if (com) {
       for (int k = 0; k < 3; ++k) sum[k] = xipos[k] * mass;
     } else {
-      T vel[3];
-      velocity_at(vel, x.v, x.w, xipos, x.pos);
+      T vel[3] = {};  // still bodies: mj_objectVelocity's quick return, zeros
+      if (!b.still) velocity_at(vel, x.v, x.w, xipos, x.pos);
       for (int k = 0; k < 3; ++k) sum[k] = vel[k] * mass;
     }
   }
