@@ -157,3 +157,37 @@ def test_zero_hinge_angle_ignores_a_non_finite_axis(engine):
             # Same non-finite pattern; finite values to the fast engine's rounding.
             np.testing.assert_allclose(g, w, rtol=0, atol=0 if engine == "exact" else 1e-12)
     assert np.isfinite(out.body_quat[[0, 2, 4]]).all() and np.isnan(out.body_quat[1]).all()
+
+
+# A world-welded body whose geoms sit at infinite positions: its inertial
+# position is infinite, yet mj_subtreeVel takes its velocity from
+# mj_objectVelocity's quick return (zeros), so its subtree's linear momentum
+# and velocity are exact zeros; the angular momentum, which multiplies the
+# infinite offsets, is NaN in both.
+NON_FINITE_XML = """<mujoco><worldbody>
+ <body name="w" pos="0 0 1"><geom size=".1" pos="inf 0 0" mass="1"/>
+  <body name="c"><geom size=".1" pos="inf -inf 0"/></body></body>
+ <body name="f"><freejoint/><geom size=".1"/></body></worldbody>
+ <sensor><subtreelinvel name="sl" body="w"/><subtreelinvel name="slc" body="c"/>
+  <subtreeangmom name="sa" body="w"/><subtreecom name="sc" body="w"/>
+  <subtreelinvel name="sl0" body="world"/></sensor></mujoco>"""
+
+
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+@pytest.mark.parametrize("n", [1, 2, 5])  # single rows and SIMD pairs
+def test_subtree_of_a_dof_less_body_with_non_finite_geometry(engine, n):
+    m = mujoco.MjModel.from_xml_string(NON_FINITE_XML)
+    assert not np.isfinite(m.body_ipos[m.body("w").id]).all()
+    rng = np.random.default_rng(4)
+    qpos = np.tile(m.qpos0, (n, 1))
+    qvel = rng.normal(size=(n, m.nv))
+    names = ["sl", "slc", "sa", "sc", "sl0"]
+    r = mjrefresh.Refresher(m, sensors=names, engine=engine)
+    out = r.outputs(n)
+    r.refresh(np.arange(n), qpos, qvel, out)
+    for row in range(n):
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = qpos[row], qvel[row]
+        mujoco.mj_forward(m, d)
+        np.testing.assert_array_equal(d.sensordata[:3], 0.0)  # MuJoCo: exact zeros
+        np.testing.assert_array_equal(out.sensordata[row], d.sensordata, err_msg=engine)
