@@ -1,5 +1,5 @@
 """Fixtures only: thin wrappers over tests/support (models, states, the
-mj_forward oracle, bound backends, the failing MuJoCo callback). Helpers are
+mj_forward oracle, bound backends, counting MuJoCo callbacks). Helpers are
 imported from `support.*`, never from this file."""
 
 from __future__ import annotations
@@ -69,16 +69,9 @@ def bound_backend(
 
 
 @pytest.fixture(scope="session")
-def failing_passive_address(tmp_path_factory: pytest.TempPathFactory) -> int:
-    """Address of the compiled failing callback (skips without a C compiler)."""
+def counting_callbacks(tmp_path_factory: pytest.TempPathFactory) -> callbacks.CountingCallbacks:
+    """Counting C callbacks for every mjcb_* slot (skips without a C compiler)."""
     cc = callbacks.c_compiler()
     if cc is None:
-        pytest.skip("no C compiler to build the failing callback")
-    return callbacks.compile_failing_passive(cc, tmp_path_factory.mktemp("cb"))
-
-
-@pytest.fixture()
-def failing_passive_installed(failing_passive_address: int) -> Iterator[None]:
-    """The failing callback in mjcb_passive for the duration of one test."""
-    with callbacks.passive_callback(failing_passive_address):
-        yield
+        pytest.skip("no C compiler to build the counting callbacks")
+    return callbacks.CountingCallbacks(cc, tmp_path_factory.mktemp("cb"))

@@ -158,31 +158,59 @@ OutItems out_items(const char* name, const std::optional<OutArray>& a, int64_t n
   return o;
 }
 
-void check_rows(const RowsArray& rows, int64_t n) {
+std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n) {
   const int64_t* r = rows.data();
   const int64_t count = static_cast<int64_t>(rows.shape(0));
   const int64_t stride = rows.stride(0);
+  std::vector<int64_t> ids(count);
   for (int64_t i = 0; i < count; ++i) {
     const int64_t v = r[i * stride];
     if (v < 0 || v >= n) {
       value_error("rows: expected row ids in [0, " + std::to_string(n) + "), got " +
                   std::to_string(v) + " at position " + std::to_string(i));
     }
-    if (i > 0 && v <= r[(i - 1) * stride]) {
-      value_error("rows: expected sorted unique row ids, got " +
-                  std::to_string(r[(i - 1) * stride]) + " then " + std::to_string(v) +
-                  " at position " + std::to_string(i));
+    if (i > 0 && v <= ids[i - 1]) {
+      value_error("rows: expected sorted unique row ids, got " + std::to_string(ids[i - 1]) +
+                  " then " + std::to_string(v) + " at position " + std::to_string(i));
     }
+    ids[i] = v;
+  }
+  return ids;
+}
+
+void check_mask(const MaskArray& mask, int64_t n) {
+  if (static_cast<int64_t>(mask.shape(0)) != n) {
+    value_error("dirty: expected length " + std::to_string(n) + " (N), got " +
+                std::to_string(mask.shape(0)));
   }
 }
 
-const int64_t* contiguous_rows(const RowsArray& rows, std::vector<int64_t>& copy) {
-  const int64_t count = static_cast<int64_t>(rows.shape(0));
-  const int64_t* ptr = rows.data();
-  if (count <= 1 || rows.stride(0) == 1) return ptr;
-  copy.resize(count);
-  for (int64_t i = 0; i < count; ++i) copy[i] = ptr[i * rows.stride(0)];
-  return copy.data();
+void clear_refreshed(const MaskArray& dirty, const std::vector<int64_t>& ids,
+                     const std::vector<int64_t>& failed) {
+  bool* mask = dirty.data();
+  const int64_t stride = dirty.stride(0);
+  size_t f = 0;
+  for (int64_t row : ids) {
+    while (f < failed.size() && failed[f] < row) ++f;
+    if (f < failed.size() && failed[f] == row) continue;
+    mask[row * stride] = false;
+  }
+}
+
+void check_disjoint(const std::vector<Touched>& read, const std::vector<Touched>& written) {
+  for (size_t i = 0; i < written.size(); ++i) {
+    const Touched& w = written[i];
+    for (const Touched& r : read) {
+      if (overlaps(w.bytes, r.bytes)) {
+        value_error(w.name + ": overlaps the input " + r.name + " in memory");
+      }
+    }
+    for (size_t j = i + 1; j < written.size(); ++j) {
+      if (overlaps(w.bytes, written[j].bytes)) {
+        value_error(w.name + ": overlaps " + written[j].name + " in memory");
+      }
+    }
+  }
 }
 
 }  // namespace mjrefresh::bind

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/array_view.h"
+#include "core/footprint.h"
 
 namespace mjrefresh::bind {
 
@@ -27,6 +28,7 @@ namespace nb = nanobind;
 using InArray = nb::ndarray<nb::ro, nb::device::cpu>;
 using OutArray = nb::ndarray<nb::device::cpu>;
 using RowsArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::device::cpu>;
+using MaskArray = nb::ndarray<bool, nb::ndim<1>, nb::device::cpu>;
 
 // "(3, 4)" / "(5,)": the shape of an array or of expected dims.
 std::string shape_text(const std::vector<int64_t>& dims);
@@ -53,10 +55,35 @@ RowView<const double> input_field(const std::string& name, const InArray& a, int
 OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t cols);
 OutItems out_items(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t items,
                    int64_t width);
-// Sorted, unique row ids in [0, n).
-void check_rows(const RowsArray& rows, int64_t n);
-// The row ids as one contiguous array: the caller's, or a copy in `copy`
-// when the caller passed a strided view (rare: Python passes contiguous).
-const int64_t* contiguous_rows(const RowsArray& rows, std::vector<int64_t>& copy);
+// Sorted, unique row ids in [0, n), copied: the call reads its own copy,
+// so neither its writes nor another thread can change the ids under it.
+std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n);
+// The dirty mask of refresh_dirty_rows: length n; the call clears the
+// entries of the rows it refreshed.
+void check_mask(const MaskArray& mask, int64_t n);
+// dirty[r] = false for the refreshed rows: `ids` except the sorted `failed`.
+void clear_refreshed(const MaskArray& dirty, const std::vector<int64_t>& ids,
+                     const std::vector<int64_t>& failed);
+
+// The bytes of an array, for the overlap check.
+template <class A>
+Footprint footprint_of(const A& a) {
+  std::vector<int64_t> shape(a.ndim()), strides(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    shape[i] = static_cast<int64_t>(a.shape(i));
+    strides[i] = a.stride(i) * static_cast<int64_t>(a.itemsize());
+  }
+  return Footprint::of(a.data(), static_cast<int64_t>(a.itemsize()), static_cast<int>(a.ndim()),
+                       shape.data(), strides.data());
+}
+
+// Every array one call touches, by the name its errors use.
+struct Touched {
+  std::string name;
+  Footprint bytes;
+};
+// ValueError if an array the call writes shares a byte with any other array
+// it reads or writes ("out.sensordata: overlaps the input qpos in memory").
+void check_disjoint(const std::vector<Touched>& read, const std::vector<Touched>& written);
 
 }  // namespace mjrefresh::bind

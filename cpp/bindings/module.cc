@@ -35,6 +35,12 @@ NB_MODULE(_core, m) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     }
   });
+  // nanobind reports instances still alive at interpreter exit as leaks.
+  // Ours are, whenever another extension keeps a reference to the caller's
+  // objects past its own teardown (a Python function left in a MuJoCo
+  // global callback holds its module's globals, refreshers included): the
+  // report would blame mjrefresh for memory the process is about to drop.
+  nanobind::set_leak_warnings(false);
   register_contract(m);
   nanobind::class_<PyRefresher> refresher = register_refresher(m);
   register_mjdata_rows(m, refresher);

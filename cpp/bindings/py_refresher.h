@@ -46,7 +46,7 @@ class PyRefresher {
       const std::optional<OutArray>& body_linvel, const std::optional<OutArray>& body_angvel,
       const std::optional<OutArray>& body_pos_rel, const std::optional<OutArray>& body_quat_rel,
       const std::optional<OutArray>& site_pos, const std::optional<OutArray>& site_mat,
-      const std::vector<InArray>& model_fields);
+      const std::vector<InArray>& model_fields, const std::optional<MaskArray>& dirty);
 
   // mjData addresses, one per row (MjData._address values).
   using AddressArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
@@ -59,7 +59,7 @@ class PyRefresher {
       const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
       const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
       const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
-      const std::optional<OutArray>& site_mat);
+      const std::optional<OutArray>& site_mat, const std::optional<MaskArray>& dirty);
 
   Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
                       const std::optional<InArray>& mocap_pos,

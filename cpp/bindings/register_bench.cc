@@ -5,6 +5,7 @@
 
 #include "bench_hooks/stage_loop.h"
 #include "bench_hooks/stage_seconds.h"
+#include "bindings/callback_guard.h"
 #include "bindings/register.h"
 
 namespace nb = nanobind;
@@ -20,10 +21,10 @@ double py_stage_seconds(PyRefresher& self, const RowsArray& rows, const InArray&
                         const std::vector<InArray>& model_fields) {
   if (self.closed()) throw std::runtime_error("Refresher is closed");
   const Inputs in = self.parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
-  check_rows(rows, in.qpos.rows);
-  if (rows.shape(0) > 1 && rows.stride(0) != 1) throw nb::value_error("rows: expected contiguous");
+  const std::vector<int64_t> ids = checked_rows(rows, in.qpos.rows);
+  check_no_callbacks(self.impl().engine().stage_functions());
   nb::gil_scoped_release release;
-  return stage_seconds(self.impl(), rows.data(), static_cast<int64_t>(rows.shape(0)), in);
+  return stage_seconds(self.impl(), ids.data(), static_cast<int64_t>(ids.size()), in);
 }
 
 void py_stage_loop(nb::handle model, const InArray& qpos, const InArray& qvel,

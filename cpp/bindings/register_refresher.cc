@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "bindings/callback_guard.h"
 #include "bindings/register.h"
 #include "core/worker_pool.h"
 
@@ -58,23 +59,52 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run(
     const std::optional<OutArray>& body_linvel, const std::optional<OutArray>& body_angvel,
     const std::optional<OutArray>& body_pos_rel, const std::optional<OutArray>& body_quat_rel,
     const std::optional<OutArray>& site_pos, const std::optional<OutArray>& site_mat,
-    const std::vector<InArray>& model_fields) {
+    const std::vector<InArray>& model_fields, const std::optional<MaskArray>& dirty) {
   if (impl_->closed()) throw std::runtime_error("Refresher is closed");
   const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
   const int64_t n = in.qpos.rows;
   const Outputs out = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel, body_angvel,
                                     body_pos_rel, body_quat_rel, site_pos, site_mat);
-  check_rows(rows, n);
+  const std::vector<int64_t> ids = checked_rows(rows, n);
+  if (dirty) check_mask(*dirty, n);
 
-  std::vector<int64_t> row_copy;
-  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
-  const int64_t count = static_cast<int64_t>(rows.shape(0));
+  // One overlap check over every array the call reads or writes.
+  std::vector<Touched> read, written;
+  auto touch = [](std::vector<Touched>& v, std::string name, const auto& a) {
+    if (a) v.push_back({std::move(name), footprint_of(*a)});
+  };
+  read.push_back({"rows", footprint_of(rows)});
+  read.push_back({"qpos", footprint_of(qpos)});
+  read.push_back({"qvel", footprint_of(qvel)});
+  touch(read, "mocap_pos", mocap_pos);
+  touch(read, "mocap_quat", mocap_quat);
+  touch(read, "time", time);
+  for (size_t k = 0; k < model_fields.size(); ++k) {
+    const char* name = model_field_info(field_sizes_[k].first).name;
+    read.push_back({std::string("model_fields['") + name + "']", footprint_of(model_fields[k])});
+  }
+  touch(written, "dirty", dirty);
+  const std::pair<const char*, const std::optional<OutArray>*> outputs[] = {
+      {"sensordata", &sensordata},
+      {"body_pos", &body_pos},
+      {"body_quat", &body_quat},
+      {"body_linvel", &body_linvel},
+      {"body_angvel", &body_angvel},
+      {"body_pos_rel", &body_pos_rel},
+      {"body_quat_rel", &body_quat_rel},
+      {"site_pos", &site_pos},
+      {"site_mat", &site_mat}};
+  for (const auto& [name, a] : outputs) touch(written, std::string("out.") + name, *a);
+  check_disjoint(read, written);
+  check_no_callbacks(impl_->engine().stage_functions());
+
   RunResult result;
   {
     nb::gil_scoped_release release;
-    result = impl_->run(row_ptr, count, in, out);
+    result = impl_->run(ids.data(), static_cast<int64_t>(ids.size()), in, out);
   }
   if (result.closed) throw std::runtime_error("Refresher is closed");
+  if (dirty) clear_refreshed(*dirty, ids, result.failed_rows);
   return {std::move(result.failed_rows), std::move(result.message)};
 }
 
@@ -173,8 +203,10 @@ nb::class_<PyRefresher> register_refresher(nb::module_& m) {
                 "mocap_quat"_a.noconvert().none() = nb::none(),
                 "time"_a.noconvert().none() = nb::none(), outputs...,
                 "model_fields"_a = std::vector<InArray>(),
+                "dirty"_a.noconvert().none() = nb::none(),
                 "Refresh `rows` (sorted unique int64). Validates everything before writing. "
-                "Returns (failed_rows, message); failed_rows is empty on success.");
+                "With `dirty` (a bool mask of length N), clears the entries of the refreshed "
+                "rows. Returns (failed_rows, message); failed_rows is empty on success.");
       },
       output_args());
   cls.def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")

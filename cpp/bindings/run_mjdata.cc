@@ -16,6 +16,7 @@
 #include <string>
 #include <tuple>
 
+#include "bindings/callback_guard.h"
 #include "bindings/py_refresher.h"
 #include "bindings/register.h"
 #include "core/mjdata_rows.h"
@@ -55,7 +56,7 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
     const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
     const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
     const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
-    const std::optional<OutArray>& site_mat) {
+    const std::optional<OutArray>& site_mat, const std::optional<MaskArray>& dirty) {
   if (impl_->closed()) throw std::runtime_error("Refresher is closed");
   const int64_t n = datas.size();
   const Outputs arrays = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel, body_angvel,
@@ -71,7 +72,24 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
     const bool pose = std::string(name) != "sensordata";
     if (type && (poses || !pose)) check_mirrored_f64(name, *type);
   }
-  check_rows(rows, n);
+  const std::vector<int64_t> ids = checked_rows(rows, n);
+  if (dirty) check_mask(*dirty, n);
+  std::vector<Touched> written;
+  if (dirty) written.push_back({"dirty", footprint_of(*dirty)});
+  const std::pair<const char*, const std::optional<OutArray>*> outputs[] = {
+      {"sensordata", &sensordata},
+      {"body_pos", &body_pos},
+      {"body_quat", &body_quat},
+      {"body_linvel", &body_linvel},
+      {"body_angvel", &body_angvel},
+      {"body_pos_rel", &body_pos_rel},
+      {"body_quat_rel", &body_quat_rel},
+      {"site_pos", &site_pos},
+      {"site_mat", &site_mat}};
+  for (const auto& [name, a] : outputs) {
+    if (*a) written.push_back({std::string("out.") + name, footprint_of(**a)});
+  }
+  check_disjoint({{"rows", footprint_of(rows)}}, written);
 
   // The engine writes sensordata straight into each row's mjData; the mirror
   // then streams those columns into the caller's array.
@@ -79,15 +97,14 @@ std::pair<std::vector<int64_t>, std::string> PyRefresher::run_mjdata(
   if (arrays.sensordata.valid()) out.sensordata = datas.sensordata(nsensordata_);
   const Inputs in = datas.inputs(nq_, nv_, nmocap_, with_time);
   const MjDataMirror mirror(datas, impl_->engine().selection(), arrays, poses);
-  std::vector<int64_t> row_copy;
-  const int64_t* row_ptr = contiguous_rows(rows, row_copy);
-  const int64_t count = static_cast<int64_t>(rows.shape(0));
+  check_no_callbacks(impl_->engine().stage_functions());
   RunResult result;
   {
     nb::gil_scoped_release release;
-    result = impl_->run(row_ptr, count, in, out, &mirror);
+    result = impl_->run(ids.data(), static_cast<int64_t>(ids.size()), in, out, &mirror);
   }
   if (result.closed) throw std::runtime_error("Refresher is closed");
+  if (dirty) clear_refreshed(*dirty, ids, result.failed_rows);
   return {std::move(result.failed_rows), std::move(result.message)};
 }
 
@@ -102,7 +119,7 @@ void register_mjdata_rows(nb::module_& m, nb::class_<PyRefresher>& refresher) {
   std::apply(
       [&](auto... outputs) {
         refresher.def("run_mjdata", &PyRefresher::run_mjdata, "rows"_a, "datas"_a, "with_time"_a,
-                      "poses"_a, outputs...,
+                      "poses"_a, outputs..., "dirty"_a.noconvert().none() = nb::none(),
                       "Refresh `rows` of separate mjData (`datas`: from mjdata_rows): state is "
                       "read from each mjData, outputs are written to the arrays, the selected "
                       "sensordata columns (and with `poses` the body and site poses) into "

@@ -37,6 +37,11 @@ class RowEngine {
   virtual bool pairs() const { return false; }
   virtual void refresh_pair(int /*t*/, int64_t /*row_a*/, int64_t /*row_b*/, const Inputs& /*in*/,
                             const Outputs& /*out*/) {}
+  // The MuJoCo stage functions (Stage bits) a refresh calls: the binding
+  // checks, before any row runs, that none of them would reach a global
+  // callback that is set (bindings/callback_guard.h). The fast engine
+  // calls none.
+  virtual uint32_t stage_functions() const { return 0; }
   // Called in a forked child before its first refresh: scratch state may have
   // been copied mid-row from a parent thread; make it usable again.
   virtual void after_fork() {}

@@ -55,6 +55,7 @@ class ExactEngine final : public RowEngine {
   bool refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out, char* message,
                    std::size_t message_size) override;
   void after_fork() override;
+  uint32_t stage_functions() const override { return sel_.stages; }
   // Measured on the quadruped tracking refresh (2 cores, ~2.3 us/row): 16
   // rows on 2 threads ran at 0.96x of 1 thread, 32 rows at 1.17x.
   int64_t min_rows_per_thread() const override { return 16; }

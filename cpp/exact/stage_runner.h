@@ -7,9 +7,13 @@
 //   returns true, or returns false with MuJoCo's message if one raised
 //   mju_error (then d must be reset before reuse). If elapsed_ns is set, the
 //   time spent inside the stage functions is added to it.
-// - Nothing else runs: no mj_forward, no callbacks beyond those the named
-//   stage functions themselves invoke (mj_fwdVelocity: mjcb_passive and
-//   passive plugins; mj_sensorPos/Vel: sensor plugins of that stage).
+// - Nothing else runs: no mj_forward and no global callback (mjcb_*).
+//   Stages whose MuJoCo function would call one run as the functions they
+//   are made of (mj_makeM, mj_factorM, mj_fwdVelocity: the same arithmetic,
+//   bit-exact), except mj_collision, which the binding runs only while no
+//   callback it would reach is set (bindings/callback_guard.h). Sensor plugins
+//   never run: the planner refuses selections whose pass would run one, and
+//   user sensors are masked out of the private model (no mjcb_sensor).
 #pragma once
 
 #include <mujoco/mujoco.h>

@@ -98,6 +98,13 @@ bool fixed_tendon(const mjModel* m, int tendon) {
 std::string transmission_problem(const mjModel* m, int actuator) {
   const int trn = m->actuator_trntype[actuator];
   const int id = m->actuator_trnid[2 * actuator];
+#if mjVERSION_HEADER >= 3011000
+  if (m->actuator_outnum[actuator] != 1) {
+    return "its actuator has " + std::to_string(m->actuator_outnum[actuator]) +
+           " force outputs; the fast engine covers single-output joint, jointinparent and "
+           "fixed-tendon transmissions";
+  }
+#endif
   if (trn == mjTRN_JOINT || trn == mjTRN_JOINTINPARENT) return {};
   if (trn == mjTRN_TENDON) {
     if (fixed_tendon(m, id)) return {};

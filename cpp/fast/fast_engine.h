@@ -11,9 +11,9 @@
 //   velocimeter, gyro, magnetometer, jointpos, jointvel, ballquat,
 //   ballangvel, subtreecom, subtreelinvel, subtreeangmom, clock,
 //   tendonpos/tendonvel of fixed tendons and actuatorpos/actuatorvel of
-//   joint, jointinparent and fixed-tendon transmissions, on a model without
-//   mjDSBL_SENSOR. Anything else (spatial tendons, site/slider-crank/body
-//   transmissions, rangefinder, camprojection, tracking cameras, ...)
+//   single-output joint, jointinparent and fixed-tendon transmissions, on a
+//   model without mjDSBL_SENSOR. Anything else (spatial tendons, site/slider-crank/body/
+//   SO(3) transmissions, rangefinder, camprojection, tracking cameras, ...)
 //   throws std::invalid_argument naming the sensor (fast_uncovered,
 //   coverage.cc); the Python planner calls the same function
 //   (_core.fast_uncovered) and routes such selections to the exact engine.

@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 
 from ._rows import REFRESH_ROWS, dirty_mask, row_ids
-from .outputs import RefreshOutputs, as_array
+from .outputs import RefreshOutputs, as_array, check_layout
 
 if TYPE_CHECKING:
     from .plan import RefreshPlan
@@ -109,9 +109,10 @@ class BoundRefresh:
         mask = dirty_mask("dirty", dirty, self._n)
         return self._refresh_dirty_ids(mask, np.flatnonzero(mask))
 
-    def _refresh_ids(self, ids: np.ndarray) -> None:
-        """One native call over the contiguous int64 `ids`."""
-        failed, message = self._run(ids, **self._inputs, **self._outputs)
+    def _refresh_ids(self, ids: np.ndarray, dirty: np.ndarray | None = None) -> None:
+        """One native call over the contiguous int64 `ids`; with `dirty`, the
+        native call also clears the entries of the rows it refreshed."""
+        failed, message = self._run(ids, **self._inputs, **self._outputs, dirty=dirty)
         if failed:
             extra = f" ({len(failed) - 1} other rows also failed)" if len(failed) > 1 else ""
             raise RefreshError(
@@ -122,47 +123,16 @@ class BoundRefresh:
 
     def _refresh_dirty_ids(self, mask: np.ndarray, ids: np.ndarray) -> int:
         """Refresh `ids` (the true entries of `mask`) and clear them in `mask`,
-        except the rows a RefreshError names."""
+        except the rows a RefreshError names (the native call clears them,
+        after checking that `mask` shares no memory with any array it reads
+        or writes)."""
         if ids.size == 0:
             return 0
-        try:
-            self._refresh_ids(ids)
-        except RefreshError as exc:
-            mask[ids] = False
-            mask[list(exc.rows)] = True
-            raise
-        mask[ids] = False
+        self._refresh_ids(ids, mask)
         return int(ids.shape[0])
 
     def __repr__(self) -> str:
         return f"<mjrefresh.BoundRefresh N={self._n}, outputs {sorted(self._outputs)}>"
-
-
-def _shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
-    # Exact test, for arrays whose bounds overlap: interleaved layouts are
-    # common (a backend's state rows often hold qpos, qvel and sensordata
-    # side by side) and must pass.
-    try:
-        # numpy's stubs admit only -1/0 for max_work; any bound is documented.
-        return bool(np.shares_memory(a, b, max_work=100_000))  # type: ignore[arg-type]
-    except np.exceptions.TooHardError:
-        return True
-
-
-def _check_no_overlaps(
-    written: dict[str, np.ndarray], sources: list[tuple[str, np.ndarray]]
-) -> None:
-    """ValueError if an output shares memory with an input or another output."""
-    may_share = np.may_share_memory  # the cheap bounds test first
-    outputs = list(written.items())
-    for name, a in outputs:
-        for other, b in sources:
-            if may_share(a, b) and _shares_memory(a, b):
-                raise ValueError(f"out.{name}: overlaps the input {other} in memory")
-    for i, (name, a) in enumerate(outputs):
-        for other, b in outputs[i + 1 :]:
-            if may_share(a, b) and _shares_memory(a, b):
-                raise ValueError(f"out.{name}: overlaps out.{other} in memory")
 
 
 def bind_checked(
@@ -205,9 +175,11 @@ def bind_checked(
 
     fields = _model_field_arrays(refresher, plan, model_fields, n)
     written = _checked_outputs(refresher, out, n)
-    _check_no_overlaps(
-        written, [*inputs.items(), *((f"model_fields[{k!r}]", v) for k, v in fields)]
-    )
+    for name, a in (*inputs.items(), *fields, *((f"out.{k}", v) for k, v in written.items())):
+        if isinstance(a, np.ndarray):
+            check_layout(name, a)
+    # Memory overlaps between any two arrays a call touches (rows and dirty
+    # masks included) are checked by the native core on every call.
 
     if fields:
         inputs["model_fields"] = [a for _, a in fields]

@@ -66,6 +66,18 @@ if OUTPUT_NAMES != tuple(f.name for f in fields(RefreshOutputs)):
 _WRITTEN = frozenset({*OUTPUT_NAMES, "dirty"})
 
 
+def check_layout(name: str, a: np.ndarray) -> None:
+    """ValueError unless `a`'s data is aligned and each stride is a whole
+    number of items: the native core addresses elements, not bytes (a view of
+    another dtype's buffer can be neither)."""
+    if a.size and (not a.flags.aligned or any(s % a.itemsize for s in a.strides)):
+        raise ValueError(
+            f"{name}: expected aligned elements and strides that are whole multiples of the "
+            f"item size ({a.itemsize} bytes), got strides {a.strides} (a view of another "
+            f"dtype's bytes?); np.ascontiguousarray({name.split('[')[0]}) makes such a copy"
+        )
+
+
 def as_array(name: str, obj: Any) -> np.ndarray:
     """View `obj` as a numpy array without copying, or raise TypeError.
 

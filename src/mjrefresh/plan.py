@@ -19,6 +19,7 @@ from .sensor_rules import (
     STAGE_COSTS,
     VEL,
     PlanError,
+    collision_plugin_conflict,
     is_adhesion,
     num_actuators,
     pass_plugin_conflict,
@@ -328,6 +329,9 @@ def build_plan(
     if conflict is not None:
         raise PlanError(conflict)
     _add_implied_stages(model, reasons)
+    conflict = collision_plugin_conflict(model, set(reasons))
+    if conflict is not None:
+        raise PlanError(conflict)
 
     stages = tuple(s for s in STAGE_ORDER if s in reasons)
     chosen, engine_reason = _choose_engine(model, engine, sensor_ids)

@@ -210,6 +210,22 @@ def pass_plugin_conflict(model: mujoco.MjModel, passes: set[str]) -> str | None:
     return None
 
 
+def collision_plugin_conflict(model: mujoco.MjModel, stages: set[str]) -> str | None:
+    """PlanError text if planned mj_collision would run plugin code (the
+    distance function of an SDF geom's plugin), else None."""
+    if "collision" not in stages:
+        return None
+    for g in range(model.ngeom):
+        if int(model.geom_type[g]) == mujoco.mjtGeom.mjGEOM_SDF:
+            name = object_name(model, mujoco.mjtObj.mjOBJ_GEOM, g)
+            return (
+                f"model has SDF geom {name!r}, whose plugin computes its contacts in "
+                "mj_collision: a refresh does not run plugin code on worker threads; select no "
+                "outputs that need contacts (contact sensors, adhesion actuators)"
+            )
+    return None
+
+
 def refresh_refusals(model: mujoco.MjModel) -> dict[int, str]:
     """Sensors of `model` a refresh refuses, by id, with the reason.
 

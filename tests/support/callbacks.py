@@ -1,7 +1,9 @@
-"""A real mju_error source on worker threads: a passive-force callback
-compiled from C at test time and installed in MuJoCo's global mjcb_passive
-slot. A refresh that runs mj_fwdVelocity (a tendonvel sensor) calls it on the
-worker threads; it calls mju_error for rows whose qpos[0] is > 100."""
+"""MuJoCo's global callbacks, made observable: counting C callbacks for every
+``mjcb_*`` slot, compiled at test time against the installed MuJoCo and
+installed straight into libmujoco's globals (as a C program would), and a
+context manager that sets Python callbacks through the mujoco bindings.
+
+A refresh must never call any of them (README, Guarantees)."""
 
 from __future__ import annotations
 
@@ -11,18 +13,24 @@ import glob
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import mujoco
 
-FAILING_PASSIVE_C = r"""
-#include <mujoco/mujoco.h>
-void failing_passive(const mjModel* m, mjData* d) {
-  if (d->qpos[0] > 100) mju_error("crafted failure at qpos[0]=%g", d->qpos[0]);
-}
-"""
 LIBMUJOCO = glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so.*"))[0]
+
+#: Slot -> C signature of a counting callback (the counter is `<slot>_calls`).
+SLOTS = {
+    "mjcb_passive": "void {f}(const mjModel* m, mjData* d)",
+    "mjcb_control": "void {f}(const mjModel* m, mjData* d)",
+    "mjcb_contactfilter": "int {f}(const mjModel* m, mjData* d, int g1, int g2)",
+    "mjcb_sensor": "void {f}(const mjModel* m, mjData* d, int stage)",
+    "mjcb_time": "mjtNum {f}(void)",
+    "mjcb_act_dyn": "mjtNum {f}(const mjModel* m, const mjData* d, int id)",
+    "mjcb_act_gain": "mjtNum {f}(const mjModel* m, const mjData* d, int id)",
+    "mjcb_act_bias": "mjtNum {f}(const mjModel* m, const mjData* d, int id)",
+}
 
 
 def c_compiler() -> str | None:
@@ -30,27 +38,57 @@ def c_compiler() -> str | None:
     return shutil.which("cc") or shutil.which("gcc")
 
 
-def compile_failing_passive(cc: str, tmp: Path) -> int:
-    """Build the failing callback with `cc` in `tmp`; its address."""
-    src = tmp / "fail.c"
-    src.write_text(FAILING_PASSIVE_C)
-    so = tmp / "libfail.so"
-    include = os.path.join(os.path.dirname(mujoco.__file__), "include")
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
-        check=True,
-    )
-    lib = ctypes.CDLL(str(so))
-    return ctypes.cast(lib.failing_passive, ctypes.c_void_p).value
+class CountingCallbacks:
+    """A compiled library with one counting callback per ``mjcb_*`` slot."""
+
+    def __init__(self, cc: str, tmp: Path) -> None:
+        lines = ["#include <mujoco/mujoco.h>"]
+        for slot, sig in SLOTS.items():
+            ret = "" if sig.startswith("void") else "return 0;"
+            lines.append(f"int {slot}_calls = 0;")
+            lines.append(sig.format(f=f"count_{slot}") + f" {{ {slot}_calls++; {ret} }}")
+        src = tmp / "counting.c"
+        src.write_text("\n".join(lines) + "\n")
+        so = tmp / "libcounting.so"
+        include = os.path.join(os.path.dirname(mujoco.__file__), "include")
+        subprocess.run(
+            [cc, "-shared", "-fPIC", "-O1", "-I", include, str(src), "-o", str(so), LIBMUJOCO],
+            check=True,
+        )
+        self._lib = ctypes.CDLL(str(so))
+        self._mujoco = ctypes.CDLL(LIBMUJOCO)
+
+    def address(self, slot: str) -> int:
+        """Address of the counting callback for `slot`."""
+        return int(ctypes.cast(getattr(self._lib, f"count_{slot}"), ctypes.c_void_p).value)
+
+    def calls(self) -> dict[str, int]:
+        """Calls counted so far, by slot."""
+        return {s: ctypes.c_int.in_dll(self._lib, f"{s}_calls").value for s in SLOTS}
+
+    @contextlib.contextmanager
+    def installed(self, slots: tuple[str, ...] = tuple(SLOTS)) -> Iterator[None]:
+        """The counting callbacks in libmujoco's `slots` while the block runs."""
+        saved = {}
+        for s in slots:
+            slot = ctypes.c_void_p.in_dll(self._mujoco, s)
+            saved[s] = slot.value
+            slot.value = self.address(s)
+        try:
+            yield
+        finally:
+            for s, value in saved.items():
+                ctypes.c_void_p.in_dll(self._mujoco, s).value = value
 
 
 @contextlib.contextmanager
-def passive_callback(address: int) -> Iterator[None]:
-    """The callback at `address` in mjcb_passive while the block runs."""
-    slot = ctypes.c_void_p.in_dll(ctypes.CDLL(LIBMUJOCO), "mjcb_passive")
-    saved = slot.value
-    slot.value = address
+def python_callbacks(**callbacks: Callable[..., object]) -> Iterator[None]:
+    """Python callbacks set through the bindings (``passive=f`` calls
+    ``mujoco.set_mjcb_passive(f)``) while the block runs; unset afterwards."""
+    for name, f in callbacks.items():
+        getattr(mujoco, f"set_mjcb_{name}")(f)
     try:
         yield
     finally:
-        slot.value = saved
+        for name in callbacks:
+            getattr(mujoco, f"set_mjcb_{name}")(None)

@@ -25,7 +25,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from ..bound_refresh import BoundRefresh, _check_no_overlaps, _checked_outputs
+from ..bound_refresh import BoundRefresh, _checked_outputs
 from ..outputs import RefreshOutputs
 from ..refresher import Refresher
 from ._checks import check_refresher
@@ -103,6 +103,7 @@ class _MjDataRun:
         self._with_time = refresher.plan.needs_time
 
     def __call__(self, rows: np.ndarray, **outputs: Any) -> tuple[list[int], str]:
+        # `outputs` may carry `dirty` (the mask the call clears).
         return self._run(rows, self._tables, self._with_time, self._poses, **outputs)
 
 
@@ -144,7 +145,6 @@ def bind_mjdata(
                 f"out.{name}: expected dtype float64 (it is copied into each "
                 f"MjData.{MIRRORED[name]}), got {a.dtype}"
             )
-    _check_no_overlaps(written, [])
     bound = BoundRefresh(_MjDataRun(refresher, datas, write_poses), len(datas), {}, out, written)
     bound.refresh(np.empty(0, dtype=np.int64))  # the native checks, once
     return bound
