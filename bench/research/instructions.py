@@ -1,0 +1,94 @@
+"""Instructions per refreshed row, counted by callgrind: a repeatable measure
+of the whole call path (Python wrapper, binding, engine) that does not
+depend on how busy the machine is.
+
+For each embedded model's tracking refresh (fast and exact engines, one
+thread, N rows, every row refreshed through ``Refresher.bind``), the script
+runs itself under ``valgrind --tool=callgrind`` twice, with K and 4K
+refreshes, and prints (Ir(4K) - Ir(K)) / (3K N): the instructions one more
+refreshed row costs, start-up and warm-up cancelled. K is ``--calls`` at
+``--n`` rows; a small-N line (N=8, K scaled up to the same rows) shows the
+per-call overhead, which dominates there.
+
+  python -m bench.research.instructions [--n 1024] [--calls 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CASES = [
+    ("quadruped", "fast"),
+    ("quadruped", "exact"),
+    ("humanoid", "fast"),
+]
+
+
+def run_calls(model_name: str, engine: str, n: int, calls: int) -> None:
+    """The measured program: `calls` refreshes of every row of `n`."""
+    import numpy as np
+
+    import mjrefresh
+    from mjrefresh import models
+    from mjrefresh.bench.states import random_states
+
+    model = models.MODELS[model_name]()
+    a, b = models.tracking_layout(model).columns
+    qpos, qvel = random_states(model, n, seed=0)
+    r = mjrefresh.Refresher(model, sensor_ranges=[(a, b)], num_threads=1, engine=engine)
+    bound = r.bind(qpos, qvel, r.outputs(n))
+    rows = np.arange(n)
+    for _ in range(calls):
+        bound(rows)
+
+
+def instructions(model_name: str, engine: str, n: int, calls: int) -> int:
+    """Total instructions callgrind counts for one run of `run_calls`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "bench.research.instructions",
+            "--run",
+            model_name,
+            engine,
+            str(n),
+            str(calls),
+        ]
+        subprocess.run(cmd, check=True, capture_output=True)
+        summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
+        assert summary, "no callgrind summary"
+        return int(summary.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1024, help="rows per refresh")
+    parser.add_argument("--calls", type=int, default=4, help="K: refreshes of the short run")
+    parser.add_argument("--run", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run:
+        name, engine, n, calls = args.run
+        run_calls(name, engine, int(n), int(calls))
+        return
+    print("instructions per refreshed row (callgrind, 1 thread, K vs 4K refreshes)")
+    for name, engine in CASES:
+        for n in (args.n, 8):
+            k = max(args.calls, args.calls * args.n // n // 8)
+            short = instructions(name, engine, n, k)
+            long = instructions(name, engine, n, 4 * k)
+            per_row = (long - short) / (3 * k * n)
+            print(f"  {name:9s} {engine:5s} N={n:5d} K={k:4d}: {per_row:10.0f} per row")
+
+
+if __name__ == "__main__":
+    main()
