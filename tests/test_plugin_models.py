@@ -86,28 +86,37 @@ def test_position_stage_plugin_blocks_only_the_pass_that_runs_it():
     assert mjrefresh.Refresher(m, sensors=["vel"], engine="exact").plan.stages[-1] == "sensorVel"
 
 
-# An SDF geom: mj_collision computes its contacts with the plugin's distance
-# function. A plan that runs mj_collision is refused; plans without it
-# refresh the model's other sensors bit-exactly.
+# An SDF geom: mj_collision and MuJoCo's ray and distance queries compute
+# with the plugin's distance function. A plan that runs mj_collision or
+# selects a rangefinder is refused; others refresh the model's other sensors
+# bit-exactly.
 SDF_XML = """<mujoco>
  <extension><plugin plugin="mujoco.sdf.torus"><instance name="torus">
    <config key="radius1" value="0.35"/><config key="radius2" value="0.15"/></instance></plugin>
  </extension>
  <asset><mesh name="torus"><plugin instance="torus"/></mesh></asset>
  <worldbody><geom type="sdf" name="ring" mesh="torus"><plugin instance="torus"/></geom>
-  <body name="a" pos="0 0 .3"><freejoint/><geom size=".1"/></body></worldbody>
+  <body name="a" pos="0 0 .3"><freejoint/><geom size=".1"/>
+   <site name="down" zaxis="0 0 -1"/></body></worldbody>
  <actuator><adhesion name="ad" body="a" ctrlrange="0 1"/></actuator>
  <sensor><actuatorvel name="adv" actuator="ad"/><framepos name="fp" objtype="body" objname="a"/>
-  <framelinvel name="lv" objtype="body" objname="a"/></sensor></mujoco>"""
+  <framelinvel name="lv" objtype="body" objname="a"/>
+  <rangefinder name="rf" site="down"/></sensor></mujoco>"""
 
 
-def test_sdf_plugin_geoms_refuse_only_plans_that_run_collision():
+def test_sdf_plugin_geoms_refuse_only_plans_that_run_their_plugin():
     m = mujoco.MjModel.from_xml_string(SDF_XML)
     with pytest.raises(
         mjrefresh.PlanError,
-        match=r"model has SDF geom 'ring', whose plugin computes its contacts in mj_collision: "
-        r"a refresh does not run plugin code on worker threads",
+        match=r"model has SDF geom 'ring', whose plugin computes its distances in MuJoCo's "
+        r"mj_collision: a refresh does not run plugin code on worker threads",
     ):
         mjrefresh.Refresher(m, sensors=["adv"])
+    with pytest.raises(
+        mjrefresh.PlanError,
+        match=r"SDF geom 'ring', whose plugin computes its distances in MuJoCo's ray and "
+        r"distance queries, which sensor 'rf' \(rangefinder\) runs: .* select no rangefinder",
+    ):
+        mjrefresh.Refresher(m, sensors=["rf"])
     _refresh_matches(m, ["fp", "lv"])
     _refresh_matches(m, ["fp", "lv"], engine="fast")

@@ -19,11 +19,11 @@ from .sensor_rules import (
     STAGE_COSTS,
     VEL,
     PlanError,
-    collision_plugin_conflict,
     is_adhesion,
     num_actuators,
     pass_plugin_conflict,
     refresh_refusals,
+    sdf_plugin_conflict,
     sensor_label,
     sensor_stages,
 )
@@ -329,7 +329,7 @@ def build_plan(
     if conflict is not None:
         raise PlanError(conflict)
     _add_implied_stages(model, reasons)
-    conflict = collision_plugin_conflict(model, set(reasons))
+    conflict = sdf_plugin_conflict(model, set(reasons), sensor_ids)
     if conflict is not None:
         raise PlanError(conflict)
 

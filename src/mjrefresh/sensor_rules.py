@@ -11,6 +11,8 @@ position/velocity passes, or state only physics steps advance.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import mujoco
 
 _S = mujoco.mjtSensor
@@ -210,18 +212,36 @@ def pass_plugin_conflict(model: mujoco.MjModel, passes: set[str]) -> str | None:
     return None
 
 
-def collision_plugin_conflict(model: mujoco.MjModel, stages: set[str]) -> str | None:
-    """PlanError text if planned mj_collision would run plugin code (the
-    distance function of an SDF geom's plugin), else None."""
-    if "collision" not in stages:
+# Sensors whose value MuJoCo computes with every geom's distance or ray
+# functions (mj_ray, mj_geomDistance), an SDF geom's plugin included.
+_GEOM_QUERIES = frozenset(
+    {_S.mjSENS_RANGEFINDER, _S.mjSENS_GEOMDIST, _S.mjSENS_GEOMNORMAL, _S.mjSENS_GEOMFROMTO}
+)
+
+
+def sdf_plugin_conflict(
+    model: mujoco.MjModel, stages: set[str], sensor_ids: Iterable[int]
+) -> str | None:
+    """PlanError text if the plan would run an SDF geom's plugin code
+    (mj_collision, or a ray/distance sensor), else None."""
+    sdf = [g for g in range(model.ngeom) if int(model.geom_type[g]) == mujoco.mjtGeom.mjGEOM_SDF]
+    if not sdf:
         return None
-    for g in range(model.ngeom):
-        if int(model.geom_type[g]) == mujoco.mjtGeom.mjGEOM_SDF:
-            name = object_name(model, mujoco.mjtObj.mjOBJ_GEOM, g)
-            return (
-                f"model has SDF geom {name!r}, whose plugin computes its contacts in "
-                "mj_collision: a refresh does not run plugin code on worker threads; select no "
-                "outputs that need contacts (contact sensors, adhesion actuators)"
+    name = object_name(model, mujoco.mjtObj.mjOBJ_GEOM, sdf[0])
+    why = (
+        f"model has SDF geom {name!r}, whose plugin computes its distances in MuJoCo's "
+        "{where}: a refresh does not run plugin code on worker threads; {fix}"
+    )
+    if "collision" in stages:
+        return why.format(
+            where="mj_collision",
+            fix="select no outputs that need contacts (contact sensors, adhesion actuators)",
+        )
+    for i in sensor_ids:
+        if int(model.sensor_type[i]) in _GEOM_QUERIES:
+            return why.format(
+                where=f"ray and distance queries, which {sensor_label(model, i)} runs",
+                fix="select no rangefinder or geom-distance sensors",
             )
     return None
 
