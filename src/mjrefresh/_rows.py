@@ -133,7 +133,7 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         return np.empty(0, dtype=np.int64)
     if a.dtype.kind not in "iu" or (form.int_dtypes is not None and a.dtype not in form.int_dtypes):
         raise form.dtype_error(f"{name}: expected {form.dtype_expected}, got dtype {a.dtype}")
-    ids = np.require(a, dtype=np.int64, requirements="CA")
+    ids = np.require(a, dtype=np.int64, requirements=("C", "A"))
     if form.bounds == "each":
         lo, hi = _min_max(ids)
         if lo < 0 or hi >= n:
