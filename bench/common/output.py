@@ -5,9 +5,11 @@ result markers (the JSON record and table helpers live in
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mjrefresh.bench import envinfo
 from mjrefresh.bench.output import measured_with
+from mjrefresh.bench.report import table
 
 
 def update_readme(path: Path, section: str, text: str) -> None:
@@ -38,3 +40,9 @@ def print_table(lines: list[str], readme: Path | None, prefix: str, command: str
     print(text)
     if readme is not None:
         update_readme_block(readme, prefix, command, text)
+
+
+def markdown_section(results: list[dict[str, Any]], env: dict[str, Any], command: str) -> str:
+    """The microbenchmark's text between a README's result markers: the
+    environment and the table."""
+    return f"{measured_with(command, env)}\n\n```\n{table(results)}\n```\n"

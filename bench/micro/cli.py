@@ -16,7 +16,8 @@ import argparse
 from collections.abc import Sequence
 
 from bench.common.cli import add_readme_args, new_parser, write_readme_section
-from mjrefresh.bench import cli, report
+from bench.common.output import markdown_section
+from mjrefresh.bench import cli
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -38,6 +39,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mujoco-{env['mujoco']}",
             "bench.micro",
             argv,
-            lambda command: report.markdown_section(results, env, command),
+            lambda command: markdown_section(results, env, command),
         )
     return 0

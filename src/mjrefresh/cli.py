@@ -24,7 +24,8 @@ import mujoco
 
 from . import _build_info, models
 from ._native import core as _core
-from .plan import PlanError, refresh_refusals, sensor_label
+from .model_args import add_selection_args, load_model, posvel_sensors
+from .plan import PlanError, sensor_label
 from .refresher import Refresher
 
 
@@ -112,30 +113,6 @@ def _ranges(ids: Sequence[int]) -> str:
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def load_model(spec: str) -> mujoco.MjModel:
-    """An embedded model by name (``quadruped``), else an MJCF/MJB file."""
-    if spec in models.MODELS:
-        return models.MODELS[spec]()
-    if not os.path.exists(spec):
-        known = ", ".join(models.MODELS)
-        raise SystemExit(f"mjrefresh: MODEL: no file {spec!r} (embedded models: {known})")
-    try:
-        if spec.endswith(".mjb"):
-            return mujoco.MjModel.from_binary_path(spec)
-        return mujoco.MjModel.from_xml_path(spec)
-    except Exception as exc:  # MuJoCo's compiler error names the element
-        raise SystemExit(f"mjrefresh: MODEL: {spec} did not compile: {exc}") from None
-
-
-def posvel_sensors(model: mujoco.MjModel) -> tuple[list[int], dict[int, str]]:
-    """(sensor ids a refresh computes, {refused id: reason}) over every
-    position/velocity-stage sensor of `model`."""
-    refused = refresh_refusals(model)
-    stages = (mujoco.mjtStage.mjSTAGE_POS, mujoco.mjtStage.mjSTAGE_VEL)
-    posvel = [i for i in range(model.nsensor) if int(model.sensor_needstage[i]) in stages]
-    return [i for i in posvel if i not in refused], {i: refused[i] for i in posvel if i in refused}
-
-
 def plan_text(args: argparse.Namespace) -> str:
     """The report of ``mjrefresh plan``."""
     model = load_model(args.model)
@@ -170,20 +147,6 @@ def plan_text(args: argparse.Namespace) -> str:
         if not args.verbose:
             lines.append("  (--verbose gives each reason)")
     return "\n".join(lines)
-
-
-def add_selection_args(p: argparse.ArgumentParser, posvel_note: str = "") -> None:
-    """``--bodies``, ``--sites`` and ``--sensors`` | ``--all-posvel`` (what
-    ``plan`` and ``bench`` select); ``posvel_note`` ends the last one's help."""
-    p.add_argument("--bodies", nargs="+", metavar="BODY", help="bodies (names or ids)")
-    p.add_argument("--sites", nargs="+", metavar="SITE", help="sites (names or ids)")
-    sel = p.add_mutually_exclusive_group()
-    sel.add_argument("--sensors", nargs="+", metavar="SENSOR", help="sensors (names or ids)")
-    sel.add_argument(
-        "--all-posvel",
-        action="store_true",
-        help="every position/velocity-stage sensor a refresh computes" + posvel_note,
-    )
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -33,7 +33,7 @@ from mjrefresh.bench.plot import plot
 from mjrefresh.bench.progressbar import ProgressBar
 from mjrefresh.bench.selection import Source, sources
 from mjrefresh.bench.workloads import COLUMN_SETS, WORKLOADS
-from mjrefresh.cli import add_selection_args
+from mjrefresh.model_args import add_selection_args
 
 QUICK_HELP = "small run: N=1024, threads {1, all}, 5 repeats (< 2 min on 2 cores)"
 

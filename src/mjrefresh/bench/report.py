@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from mjrefresh.bench.output import grouped_lines, measured_with
+from mjrefresh.bench.output import grouped_lines
 
 SCHEMA = "mjrefresh-bench/1"
 BASELINE = "python_loop"
@@ -323,8 +323,3 @@ def busy_warning(results: list[dict[str, Any]], env: dict[str, Any]) -> str | No
         "warning: the machine looks busy (" + "; ".join(reasons) + "): the timings are noisy; "
         "compare contenders within this run, or rerun on an idle machine"
     )
-
-
-def markdown_section(results: list[dict[str, Any]], env: dict[str, Any], command: str) -> str:
-    """The text written between a README's result markers: environment and table."""
-    return f"{measured_with(command, env)}\n\n```\n{table(results)}\n```\n"

@@ -25,7 +25,7 @@ from mjrefresh.bench.workloads import (
     make_problem,
     sensor_ranges,
 )
-from mjrefresh.cli import load_model, posvel_sensors
+from mjrefresh.model_args import load_model, posvel_sensors
 from mjrefresh.plan import refresh_refusals
 
 _SENS, _OBJ = mujoco.mjtSensor, mujoco.mjtObj
