@@ -151,8 +151,8 @@ def test_mocap_model_requires_mocap_arrays():
     out = r.outputs(2)
     with pytest.raises(
         ValueError,
-        match=r"mocap_pos/mocap_quat: the model has 1 mocap bodies; "
-        r"expected arrays of shape \(N, 1, 3\) and \(N, 1, 4\), got None",
+        match=r"mocap_pos: the model has 1 mocap bodies; "
+        r"expected an array of shape \(2, 1, 3\), got None",
     ):
         r.refresh(np.arange(2), np.zeros((2, 7)), np.zeros((2, 6)), out)
     with pytest.raises(ValueError, match=r"mocap_quat: expected shape \(2, 1, 4\), got \(2, 4\)"):
@@ -176,7 +176,7 @@ def test_clock_requires_time():
         r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out)
     r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=2.5)
     assert (out.sensordata[:, 6] == 2.5).all()
-    with pytest.raises(ValueError, match=r"time: expected shape \(3,\), got \(2,\)"):
+    with pytest.raises(ValueError, match=r"time: expected a scalar or shape \(3,\), got \(2,\)"):
         r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=np.zeros(2))
 
 

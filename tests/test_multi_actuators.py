@@ -69,3 +69,22 @@ def test_the_fast_engine_takes_single_output_transmissions_only(name):
     assert plan.engine == ("fast" if single else "exact"), plan.engine_reason
     # the plain motors around it are the fast engine's in every model
     assert mjrefresh.Refresher(m, sensors=["first_vel", "last_pos"]).plan.engine == "fast"
+
+
+def test_disabled_actuation_is_left_to_the_exact_engine():
+    # mj_forward zeroes actuator velocities when the model disables actuation;
+    # the fast engine computes the moment times qvel, so auto picks exact.
+    xml = """<mujoco><option><flag actuation="disable"/></option><worldbody><body>
+      <joint name="h"/><geom size=".1" pos=".2 0 0"/></body></worldbody>
+      <actuator><motor name="mh" joint="h" gear="2"/></actuator>
+      <sensor><actuatorpos name="ap" actuator="mh"/><actuatorvel name="av" actuator="mh"/>
+      </sensor></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    r = mjrefresh.Refresher(m, sensors=["ap", "av"])
+    assert r.plan.engine == "exact"
+    assert "disables actuation (mjDSBL_ACTUATION)" in r.plan.engine_reason
+    states = random_states(m, N, seed=3)
+    out = r.outputs(N)
+    r.refresh(np.arange(N), states["qpos"], states["qvel"], out)
+    np.testing.assert_array_equal(out.sensordata, forward_rows(m, states).sensordata)
+    assert (out.sensordata[:, 1] == 0).all()

@@ -8,7 +8,7 @@ thread) this times, interleaved:
   ``sensordata`` (numpy copies of the same bytes: the memory floor the
   microbenchmark prints, ``mjrefresh.bench.measure.memory_floor``);
 * ``stage functions``: the MuJoCo stage functions the exact engine calls,
-  timed inside the core (``Refresher._core.stage_seconds``);
+  timed inside the core (``BoundRefresh.stage_seconds``);
 * the exact and fast engines themselves.
 
   python -m bench.research.floor [--readme bench/README.md]
@@ -48,8 +48,8 @@ def measure(mjrefresh, models, name: str, n: int, repeats: int) -> list[str]:
     }
     calls = {k: timing.calibrate(f, 0.02) for k, f in fns.items()}
     samples = timing.interleaved(fns, calls, repeats, warmup=2)
-    stage = engines["exact"]._core.stage_seconds
-    samples["stage functions"] = [stage(rows, qpos, qvel) for _ in range(repeats)]
+    stage = engines["exact"].bind(qpos, qvel, outs["exact"]).stage_seconds
+    samples["stage functions"] = [stage(rows) for _ in range(repeats)]
     lines = []
     for what in ("memory", "stage functions", "exact engine", "fast engine"):
         lines.append(

@@ -27,7 +27,7 @@ void five_stages(void* arg) {
 }  // namespace
 
 void stage_loop(const mjModel* m, const RowView<const double>& qpos,
-                const RowView<const double>& qvel, const OutMatrix& sensordata, int col_start,
+                const RowView<const double>& qvel, const OutView& sensordata, int col_start,
                 int col_stop) {
   // Trapped: a MuJoCo error (or out of memory) raises instead of exiting.
   std::unique_ptr<mjData, void (*)(mjData*)> data(

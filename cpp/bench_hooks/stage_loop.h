@@ -17,7 +17,7 @@
 namespace mjrefresh {
 
 void stage_loop(const mjModel* m, const RowView<const double>& qpos,
-                const RowView<const double>& qvel, const OutMatrix& sensordata, int col_start,
+                const RowView<const double>& qvel, const OutView& sensordata, int col_start,
                 int col_stop);
 
 }  // namespace mjrefresh

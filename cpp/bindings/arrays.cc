@@ -1,18 +1,136 @@
 #include "bindings/arrays.h"
 
+#include <nanobind/stl/string.h>
+
 #include <sstream>
 
 namespace mjrefresh::bind {
 namespace {
 
-[[noreturn]] void value_error(const std::string& message) {
-  throw nb::value_error(message.c_str());
+// A numpy-like object nanobind cannot view: its bytes do not form whole,
+// aligned items (a view of another dtype's buffer).
+bool bad_layout(nb::handle obj, std::string* strides) {
+  if (!nb::hasattr(obj, "strides") || !nb::hasattr(obj, "itemsize")) return false;
+  try {
+    const int64_t itemsize = nb::cast<int64_t>(obj.attr("itemsize"));
+    const nb::object s = obj.attr("strides");
+    bool bad = !nb::cast<bool>(obj.attr("flags").attr("aligned"));
+    for (nb::handle v : s) bad |= itemsize > 0 && nb::cast<int64_t>(v) % itemsize != 0;
+    *strides = nb::cast<std::string>(nb::str(s));
+    return bad;
+  } catch (const nb::python_error&) {
+    return false;
+  } catch (const nb::cast_error&) {
+    return false;
+  }
 }
 
-[[noreturn]] void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
+[[noreturn]] void layout_error(const std::string& name, const std::string& strides,
+                               int64_t itemsize) {
+  const std::string base =
+      name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
+  value_error(name + ": expected aligned elements and strides that are whole multiples of the " +
+              "item size (" + std::to_string(itemsize) + " bytes), got strides " + strides +
+              " (a view of another dtype's bytes?); np.ascontiguousarray(" +
+              base.substr(0, base.find('[')) + ") makes such a copy");
+}
+
+[[noreturn]] void not_viewable(const std::string& name, nb::handle obj, bool written) {
+  std::string strides;
+  if (bad_layout(obj, &strides))
+    layout_error(name, strides, nb::cast<int64_t>(obj.attr("itemsize")));
+  type_error(not_an_array(name, nb::type_name(obj.type()).c_str(), written));
+}
 
 template <class A>
-void check_float64(const std::string& name, const A& a) {
+void check_aligned(const std::string& name, const A& a) {
+  const auto address = reinterpret_cast<uintptr_t>(a.data());
+  if (a.size() > 0 && a.itemsize() > 1 && address % a.itemsize() != 0) {
+    std::ostringstream s;
+    s << "(";
+    for (size_t i = 0; i < a.ndim(); ++i) {
+      s << (i ? ", " : "") << a.stride(i) * static_cast<int64_t>(a.itemsize());
+    }
+    s << (a.ndim() == 1 ? ",)" : ")");
+    layout_error(name, s.str(), static_cast<int64_t>(a.itemsize()));
+  }
+}
+
+}  // namespace
+
+void value_error(const std::string& message) { throw nb::value_error(message.c_str()); }
+void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < dims.size(); ++i) s << (i ? ", " : "") << dims[i];
+  s << (dims.size() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+std::string dtype_text(const nb::dlpack::dtype& dt) {
+  using Code = nb::dlpack::dtype_code;
+  if (dt.code == static_cast<uint8_t>(Code::Bool)) return "bool";
+  const char* kind = dt.code == static_cast<uint8_t>(Code::Float)     ? "float"
+                     : dt.code == static_cast<uint8_t>(Code::Int)     ? "int"
+                     : dt.code == static_cast<uint8_t>(Code::UInt)    ? "uint"
+                     : dt.code == static_cast<uint8_t>(Code::Complex) ? "complex"
+                                                                      : "other";
+  return std::string(kind) + std::to_string(dt.bits);
+}
+
+std::string not_an_array(const std::string& name, const std::string& type_name, bool written) {
+  const std::string base = name.substr(0, name.find('['));
+  const std::string fix =
+      written ? "keep a numpy array and pass it: results written into a converted copy would "
+                "never reach your " +
+                    type_name
+              : "convert it once with np.asarray(" + base +
+                    ", dtype=np.float64) and keep that array (mjrefresh reads arrays in place)";
+  return name + ": expected a numpy array (or a CPU array exporting DLPack), got " + type_name +
+         "; " + fix;
+}
+
+InArray view_in(const std::string& name, nb::handle obj) {
+  InArray a;
+  if (!nb::try_cast(obj, a, false)) not_viewable(name, obj, false);
+  check_aligned(name, a);
+  return a;
+}
+
+OutArray view_out(const std::string& name, nb::handle obj) {
+  OutArray a;
+  if (!nb::try_cast(obj, a, false)) {
+    InArray ro;
+    if (nb::try_cast(obj, ro, false)) {
+      value_error("out." + name + ": expected a writable array, got a read-only one");
+    }
+    not_viewable("out." + name, obj, true);
+  }
+  check_aligned("out." + name, a);
+  return a;
+}
+
+MaskArray view_mask(nb::handle obj, int64_t n) {
+  MaskArray mask;
+  if (!nb::try_cast(obj, mask, false)) {
+    InArray a;
+    if (!nb::try_cast(obj, a, false)) not_viewable("dirty", obj, true);
+    if (a.dtype() != nb::dtype<bool>() || a.ndim() != 1) {
+      type_error("dirty: expected a 1-D bool array, got dtype " + dtype_text(a.dtype()) +
+                 " shape " + shape_of(a));
+    }
+    value_error("dirty: expected a writable array (its entries are cleared)");
+  }
+  if (static_cast<int64_t>(mask.shape(0)) != n) {
+    value_error("dirty: expected length " + std::to_string(n) + " (N), got " +
+                std::to_string(mask.shape(0)));
+  }
+  return mask;
+}
+
+void check_float64(const std::string& name, const InArray& a) {
   if (a.dtype() != nb::dtype<double>()) {
     type_error(name + ": expected dtype float64, got " + dtype_text(a.dtype()) +
                " (mjrefresh reads arrays in place and never converts them; convert once with " +
@@ -21,7 +139,8 @@ void check_float64(const std::string& name, const A& a) {
 }
 
 template <class A>
-void check_shape(const char* name, const A& a, std::initializer_list<int64_t> dims) {
+void check_shape(const std::string& name, const A& a, std::initializer_list<int64_t> dims,
+                 bool n_from_qpos) {
   bool ok = a.ndim() == dims.size();
   size_t i = 0;
   for (int64_t d : dims) {
@@ -33,15 +152,14 @@ void check_shape(const char* name, const A& a, std::initializer_list<int64_t> di
     const int64_t n = *dims.begin();
     const bool rows_differ = a.ndim() == 0 || static_cast<int64_t>(a.shape(0)) != n;
     const std::string origin =
-        std::string(name) == "qpos" ? ""
-        : rows_differ ? "; N = " + std::to_string(n) + " rows is set by qpos (its first axis)"
-                      : "";
-    value_error(std::string(name) + ": expected shape " + shape_text(dims) + ", got " +
-                shape_of(a) + origin);
+        name == "qpos" || !n_from_qpos || !rows_differ
+            ? ""
+            : "; N = " + std::to_string(n) + " rows is set by qpos (its first axis)";
+    value_error(name + ": expected shape " + shape_text(dims) + ", got " + shape_of(a) + origin);
   }
   // The last axis must be contiguous (unless it has a single element).
   if (a.ndim() >= 1 && a.shape(a.ndim() - 1) > 1 && a.stride(a.ndim() - 1) != 1) {
-    value_error(std::string(name) + ": the last axis must be contiguous (stride " +
+    value_error(name + ": the last axis must be contiguous (stride " +
                 std::to_string(a.itemsize()) + " bytes), got stride " +
                 std::to_string(a.stride(a.ndim() - 1) * a.itemsize()) +
                 " bytes (np.ascontiguousarray(" + name +
@@ -49,113 +167,15 @@ void check_shape(const char* name, const A& a, std::initializer_list<int64_t> di
                 "values contiguous)");
   }
 }
+template void check_shape(const std::string&, const InArray&, std::initializer_list<int64_t>, bool);
+template void check_shape(const std::string&, const OutArray&, std::initializer_list<int64_t>,
+                          bool);
 
-OutType out_type(const char* name, const OutArray& a) {
+OutType out_type(const std::string& name, const OutArray& a) {
   if (a.dtype() == nb::dtype<double>()) return OutType::kFloat64;
   if (a.dtype() == nb::dtype<float>()) return OutType::kFloat32;
-  type_error(std::string(name) + ": expected dtype float64 or float32, got " +
-             dtype_text(a.dtype()) +
+  type_error(name + ": expected dtype float64 or float32, got " + dtype_text(a.dtype()) +
              " (allocate outputs with Refresher.outputs(N, dtype=np.float32 or np.float64))");
-}
-
-}  // namespace
-
-std::string shape_text(const std::vector<int64_t>& dims) {
-  std::ostringstream s;
-  s << "(";
-  for (size_t i = 0; i < dims.size(); ++i) s << (i ? ", " : "") << dims[i];
-  s << (dims.size() == 1 ? ",)" : ")");
-  return s.str();
-}
-
-std::string dtype_text(const nb::dlpack::dtype& dt) {
-  const char* kind = dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float)  ? "float"
-                     : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int)  ? "int"
-                     : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt) ? "uint"
-                     : dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool) ? "bool"
-                                                                                     : "other";
-  return std::string(kind) + std::to_string(dt.bits);
-}
-
-RowView<const double> input_rows(const char* name, const InArray& a, int64_t n, int64_t cols) {
-  check_float64(name, a);
-  check_shape(name, a, {n, cols});
-  return {static_cast<const double*>(a.data()), n, cols, a.ndim() ? a.stride(0) : 0};
-}
-
-RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n, int64_t items,
-                                       int64_t width) {
-  check_float64(name, a);
-  check_shape(name, a, {n, items, width});
-  if (items > 1 && a.stride(1) != width) {
-    value_error(std::string(name) + ": each row must be contiguous (" + std::to_string(items) +
-                "x" + std::to_string(width) + " values)");
-  }
-  return {static_cast<const double*>(a.data()), n, items * width, a.stride(0)};
-}
-
-RowView<const double> input_time(const InArray& a, int64_t n) {
-  check_float64("time", a);
-  if (a.ndim() != 1 || static_cast<int64_t>(a.shape(0)) != n) {
-    value_error("time: expected shape " + shape_text({n}) + ", got " + shape_of(a));
-  }
-  return {static_cast<const double*>(a.data()), n, 1, a.stride(0)};
-}
-
-RowView<const double> input_field(const std::string& name, const InArray& a, int64_t n,
-                                  int64_t size) {
-  check_float64(name, a);
-  int64_t per_row = 1;
-  for (size_t i = 1; i < a.ndim(); ++i) per_row *= static_cast<int64_t>(a.shape(i));
-  if (a.ndim() < 1 || static_cast<int64_t>(a.shape(0)) != n || per_row != size) {
-    value_error(name + ": expected " + std::to_string(size) +
-                " values per row for N = " + std::to_string(n) + " rows, got shape " + shape_of(a));
-  }
-  // The trailing axes must form one C-contiguous block per row (a field
-  // with no items, e.g. jnt_pos of a model without joints, is read never;
-  // numpy gives such arrays arbitrary strides).
-  int64_t expect = 1;
-  for (size_t i = a.ndim(); size > 0 && i-- > 1;) {
-    if (a.shape(i) > 1 && a.stride(i) != expect) {
-      value_error(name + ": each row's values must be contiguous");
-    }
-    expect *= static_cast<int64_t>(a.shape(i));
-  }
-  return {static_cast<const double*>(a.data()), n, size, a.ndim() ? a.stride(0) : 0};
-}
-
-OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t cols) {
-  if (!a) return {};
-  OutMatrix m;
-  m.type = out_type(name, *a);
-  check_shape(name, *a, {n, cols});
-  if (n > 1 && a->stride(0) == 0) {
-    value_error(std::string(name) + ": rows alias each other (row stride 0)");
-  }
-  m.data = a->data();
-  m.rows = n;
-  m.cols = cols;
-  m.row_stride = a->stride(0);
-  return m;
-}
-
-OutItems out_items(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t items,
-                   int64_t width) {
-  if (!a) return {};
-  OutItems o;
-  o.type = out_type(name, *a);
-  check_shape(name, *a, {n, items, width});
-  if ((n > 1 && a->stride(0) == 0) ||
-      (items > 1 && a->stride(1) < width && a->stride(1) > -width)) {
-    value_error(std::string(name) + ": elements alias each other");
-  }
-  o.data = a->data();
-  o.rows = n;
-  o.items = items;
-  o.width = width;
-  o.row_stride = a->stride(0);
-  o.item_stride = a->stride(1);
-  return o;
 }
 
 std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n) {
@@ -178,11 +198,15 @@ std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n) {
   return ids;
 }
 
-void check_mask(const MaskArray& mask, int64_t n) {
-  if (static_cast<int64_t>(mask.shape(0)) != n) {
-    value_error("dirty: expected length " + std::to_string(n) + " (N), got " +
-                std::to_string(mask.shape(0)));
+std::vector<int64_t> mask_rows(const MaskArray& mask) {
+  const bool* m = mask.data();
+  const int64_t n = static_cast<int64_t>(mask.shape(0));
+  const int64_t stride = mask.stride(0);
+  std::vector<int64_t> ids;
+  for (int64_t r = 0; r < n; ++r) {
+    if (m[r * stride]) ids.push_back(r);
   }
+  return ids;
 }
 
 void clear_refreshed(const MaskArray& dirty, const std::vector<int64_t>& ids,

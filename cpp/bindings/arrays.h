@@ -1,12 +1,17 @@
-// Array checks of the nanobind layer: turn caller arrays into the core's
-// views (RowView/OutMatrix/OutItems) or raise.
+// The checks of one array argument of the nanobind layer, and the views they
+// produce. Every error text a caller can get for an array is written here or
+// in bindings/parse.cc (which loops over the contract tables): nowhere else.
 //
 // Contract
-// - Every function checks one argument completely (dtype, ndim, shape
-//   against the model/selection, contiguous last axis, aliasing) and raises
-//   TypeError (dtype) or ValueError (anything else) naming the argument, with
-//   expected vs got. Nothing is copied: arrays come in with noconvert().
-// - Call with the GIL held (they read Python objects' metadata).
+// - view_in / view_out / view_mask cast a Python object to an ndarray
+//   without copying (numpy arrays, DLPack exporters such as torch CPU
+//   tensors, the buffer protocol) or raise: TypeError for what is not an
+//   array or has the wrong dtype, ValueError for read-only outputs,
+//   misaligned elements and strides that are not whole items.
+// - The check_* functions check one property completely and raise
+//   TypeError (dtype) or ValueError (anything else) naming the argument,
+//   with expected vs got and the fix.
+// - Call with the GIL held (they read Python objects).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -14,7 +19,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,9 @@ using OutArray = nb::ndarray<nb::device::cpu>;
 using RowsArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::device::cpu>;
 using MaskArray = nb::ndarray<bool, nb::ndim<1>, nb::device::cpu>;
 
+[[noreturn]] void value_error(const std::string& message);
+[[noreturn]] void type_error(const std::string& message);
+
 // "(3, 4)" / "(5,)": the shape of an array or of expected dims.
 std::string shape_text(const std::vector<int64_t>& dims);
 template <class A>
@@ -38,29 +45,33 @@ std::string shape_of(const A& a) {
   for (size_t i = 0; i < a.ndim(); ++i) dims.push_back(static_cast<int64_t>(a.shape(i)));
   return shape_text(dims);
 }
-std::string dtype_text(const nb::dlpack::dtype& dt);  // "float32", "int64", ...
+std::string dtype_text(const nb::dlpack::dtype& dt);  // "float32", "int64", "bool", ...
 
-// (n, cols) float64 rows with a contiguous last axis.
-RowView<const double> input_rows(const char* name, const InArray& a, int64_t n, int64_t cols);
-// (n, items, width) float64; each row one contiguous block.
-RowView<const double> input_rows_items(const char* name, const InArray& a, int64_t n, int64_t items,
-                                       int64_t width);
-// (n,) float64 (the time of each row), as an (n, 1) view.
-RowView<const double> input_time(const InArray& a, int64_t n);
-// (n, ...) float64 whose trailing axes hold `size` values per row, each row
-// one C-contiguous block (like the mjModel field it replaces).
-RowView<const double> input_field(const std::string& name, const InArray& a, int64_t n,
-                                  int64_t size);
-// Optional outputs: float64 or float32, (n, cols) / (n, items, width).
-OutMatrix out_matrix(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t cols);
-OutItems out_items(const char* name, const std::optional<OutArray>& a, int64_t n, int64_t items,
-                   int64_t width);
+// The TypeError text for an argument that is not an array (`written`: the
+// call writes into it, so a converted copy would lose the results).
+std::string not_an_array(const std::string& name, const std::string& type_name, bool written);
+
+// `obj` viewed as an array the call reads / writes / clears (the dirty mask).
+InArray view_in(const std::string& name, nb::handle obj);
+OutArray view_out(const std::string& name, nb::handle obj);
+MaskArray view_mask(nb::handle obj, int64_t n);
+
+void check_float64(const std::string& name, const InArray& a);
+// Exactly `dims`, last axis contiguous; `n_from_qpos`: say where N came from.
+template <class A>
+void check_shape(const std::string& name, const A& a, std::initializer_list<int64_t> dims,
+                 bool n_from_qpos = true);
+extern template void check_shape(const std::string&, const InArray&, std::initializer_list<int64_t>,
+                                 bool);
+extern template void check_shape(const std::string&, const OutArray&,
+                                 std::initializer_list<int64_t>, bool);
+OutType out_type(const std::string& name, const OutArray& a);
+
 // Sorted, unique row ids in [0, n), copied: the call reads its own copy,
 // so neither its writes nor another thread can change the ids under it.
 std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n);
-// The dirty mask of refresh_dirty_rows: length n; the call clears the
-// entries of the rows it refreshed.
-void check_mask(const MaskArray& mask, int64_t n);
+// The rows where `mask` is true.
+std::vector<int64_t> mask_rows(const MaskArray& mask);
 // dirty[r] = false for the refreshed rows: `ids` except the sorted `failed`.
 void clear_refreshed(const MaskArray& dirty, const std::vector<int64_t>& ids,
                      const std::vector<int64_t>& failed);

@@ -1,23 +1,28 @@
 // nanobind module mjrefresh._core: the private native layer. Each part is
 // registered by its own file (bindings/register.h):
 // - register_contract.cc: the Python<->C++ contract (Stage, EngineKind,
-//   MODEL_FIELDS, OUTPUTS, fast_uncovered) and version/CPU queries;
-// - register_refresher.cc: Config and Refresher (array checks in arrays.cc);
-// - register_bench.cc: benchmark-only hooks (stage_loop, stage_seconds).
+//   MODEL_FIELDS, INPUTS, OUTPUTS, fast_uncovered) and version/CPU queries;
+// - register_refresher.cc: Config, Refresher and Bound (bound.cc), the
+//   arrays parsed by looping over the tables (parse.cc, arrays.cc);
+// - run_mjdata.cc: the MjData-list binding (mjdata_rows, bind_mjdata);
+// - register_bench.cc: benchmark-only hooks (stage_loop).
 //
 // Contract
-// - Validation: every array argument is checked while holding the GIL,
-//   before any row is touched (dtype, ndim, shape against the model and the
-//   selection, contiguous last axis, row order). A bad argument raises
-//   TypeError/ValueError naming it, with expected vs got; nothing is written.
-// - No copies: arrays are passed with noconvert(), so a view that does not
-//   fit is rejected instead of silently copied (a copied output would never
-//   reach the caller).
+// - Validation happens here, once, for every path (Refresher.bind, which
+//   Refresher.refresh and every backend binding use, and bind_mjdata):
+//   every array argument is checked while holding the GIL, before any row
+//   is touched (dtype, ndim, shape against the model and the selection,
+//   contiguous last axis, alignment, writability, memory overlaps, row
+//   order). A bad argument raises TypeError/ValueError naming it, with
+//   expected vs got and the fix; nothing is written.
+// - No copies: arrays are viewed in place (numpy, DLPack, buffer protocol),
+//   so a view that does not fit is rejected instead of silently copied (a
+//   copied output would never reach the caller).
 // - GIL: released only around Refresher::run (which also takes the call
 //   lock, so a second Python thread waits without holding the GIL).
 // - Errors from worker threads (a MuJoCo error in a row) come back from
-//   Refresher.run as a (failed_rows, message) tuple, not as an exception;
-//   the other rows are refreshed. A closed refresher raises RuntimeError.
+//   Bound.run as a (failed_rows, message) tuple, not as an exception; the
+//   other rows are refreshed. A closed refresher raises RuntimeError.
 #include <nanobind/nanobind.h>
 
 #include "bindings/register.h"
@@ -44,5 +49,5 @@ NB_MODULE(_core, m) {
   register_contract(m);
   nanobind::class_<PyRefresher> refresher = register_refresher(m);
   register_mjdata_rows(m, refresher);
-  register_bench(m, refresher);
+  register_bench(m);
 }

@@ -1,19 +1,21 @@
-// _core.Refresher: the Python face of core/refresher.h.
+// _core.Refresher and _core.Bound: the Python face of core/refresher.h.
 //
 // Contract
 // - Construction: PyRefresher(model_address, Config); the address is a
 //   mujoco.MjModel's _address (an mjModel* of the libmujoco this module
-//   links). Bad arguments raise ValueError naming them.
-// - run(): validates every array while holding the GIL (bindings/arrays.h)
-//   before any row is touched, then releases the GIL around Refresher::run.
-//   Errors from worker threads come back as a (failed_rows, message) tuple;
-//   a closed refresher raises RuntimeError.
-// - mjdata_rows()/run_mjdata(): run() over rows kept in separate mjData:
-//   pointer tables built once from their addresses (validated by the Python
-//   binding, which keeps the MjData alive), inputs read and outputs written
-//   through them, each refreshed row copied into its mjData (run_mjdata.cc).
-// - parse_inputs(): the input half of run()'s checks, shared with the
-//   benchmark hooks (register_bench.cc).
+//   links). Bad arguments raise ValueError naming them; refused threads
+//   RuntimeError; allocation failure MemoryError.
+// - bind(arrays, model_fields, num_envs) parses and checks every array once
+//   (bindings/parse.h) and returns a Bound that keeps them alive.
+//   bind_mjdata(datas, outputs, with_time, poses) does the same for rows
+//   kept in separate mjData (pointer tables from mjdata_rows(); the caller
+//   keeps the MjData alive, the Bound keeps the tables).
+// - Bound.run(rows) / run_dirty(dirty): checks the rows (or the mask) and
+//   that they share no byte with any array the call writes (the mask: with
+//   any array at all), checks that no global callback the plan would reach
+//   is set, then releases the GIL around Refresher::run only. Errors from
+//   worker threads come back as (failed_rows, message); "Refresher is
+//   closed" (RuntimeError) is raised here and nowhere else.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -22,72 +24,74 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "bindings/arrays.h"
+#include "bindings/parse.h"
 #include "core/mjdata_rows.h"
 #include "core/refresher.h"
 
 namespace mjrefresh::bind {
 
+using Failures = std::pair<std::vector<int64_t>, std::string>;
+
+// The RuntimeError text of any call on a closed refresher.
+inline constexpr const char* kClosedMessage = "Refresher is closed";
+
 class PyRefresher {
  public:
   PyRefresher(uintptr_t model_address, const Config& config);
-
-  // Returns (failed_rows, message): empty on success; otherwise the sorted
-  // rows whose refresh raised a MuJoCo error (all other rows were refreshed)
-  // and MuJoCo's message for the first of them.
-  std::pair<std::vector<int64_t>, std::string> run(
-      const RowsArray& rows, const InArray& qpos, const InArray& qvel,
-      const std::optional<InArray>& mocap_pos, const std::optional<InArray>& mocap_quat,
-      const std::optional<InArray>& time, const std::optional<OutArray>& sensordata,
-      const std::optional<OutArray>& body_pos, const std::optional<OutArray>& body_quat,
-      const std::optional<OutArray>& body_linvel, const std::optional<OutArray>& body_angvel,
-      const std::optional<OutArray>& body_pos_rel, const std::optional<OutArray>& body_quat_rel,
-      const std::optional<OutArray>& site_pos, const std::optional<OutArray>& site_mat,
-      const std::vector<InArray>& model_fields, const std::optional<MaskArray>& dirty);
 
   // mjData addresses, one per row (MjData._address values).
   using AddressArray = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
   // Pointer tables over these mjData (checked non-null; the caller checked
   // the rest and keeps them alive while the tables are used).
   std::unique_ptr<MjDataRows> mjdata_rows(const AddressArray& datas) const;
-  std::pair<std::vector<int64_t>, std::string> run_mjdata(
-      const RowsArray& rows, const MjDataRows& datas, bool with_time, bool poses,
-      const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
-      const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
-      const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
-      const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
-      const std::optional<OutArray>& site_mat, const std::optional<MaskArray>& dirty);
 
-  Inputs parse_inputs(const InArray& qpos, const InArray& qvel,
-                      const std::optional<InArray>& mocap_pos,
-                      const std::optional<InArray>& mocap_quat, const std::optional<InArray>& time,
-                      const std::vector<InArray>& model_fields) const;
-
-  // The output half of run()'s checks (shared with run_mjdata).
-  Outputs parse_outputs(
-      int64_t n, const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
-      const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
-      const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
-      const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
-      const std::optional<OutArray>& site_mat) const;
-
+  nb::dict output_shapes(int64_t n) const;
   void close();
   bool closed() const { return impl_->closed(); }
   int num_threads() const { return impl_->num_threads(); }
   int last_participants() const { return impl_->last_participants(); }
-  int64_t min_rows_per_thread() const { return impl_->engine().min_rows_per_thread(); }
+  int64_t min_rows_per_thread() const {
+    return closed() ? 0 : impl_->engine().min_rows_per_thread();
+  }
   int64_t memory_bytes() const { return impl_->memory_bytes(); }
   int64_t participant_bytes() const { return impl_->participant_bytes(); }
   Refresher& impl() { return *impl_; }
+  // The engine's model and selection, for parsing; RuntimeError if closed.
+  const mjModel* model() const;
+  const Selection& selection() const;
 
  private:
   std::unique_ptr<Refresher> impl_;
-  int64_t nq_ = 0, nv_ = 0, nmocap_ = 0, nsensordata_ = 0, nbodies_ = 0, nsites_ = 0;
-  bool has_rel_ = false;
-  std::vector<std::pair<int, int64_t>> field_sizes_;  // (ModelField, doubles per row)
+};
+
+// A call bound to checked arrays: see the contract above.
+class Bound {
+ public:
+  Bound(nb::object refresher, CallArrays arrays, nb::object datas, bool with_time, bool poses);
+  Failures run(const RowsArray& rows);
+  // (rows refreshed, failed_rows, message); refreshed rows are cleared in `dirty`.
+  std::tuple<int64_t, std::vector<int64_t>, std::string> run_dirty(nb::handle dirty);
+  // Seconds the planned MuJoCo stage functions alone take for `rows` on one
+  // thread (benchmark hook; exact engine only, else None).
+  std::optional<double> stage_seconds(const RowsArray& rows);
+  int64_t num_envs() const { return arrays_.n; }
+  nb::list outputs() const;
+
+ private:
+  RunResult call(const std::vector<int64_t>& ids);
+  PyRefresher& refresher();
+
+  nb::object owner_;        // the _core.Refresher: alive while this is
+  nb::object datas_owner_;  // the _core.MjDataRows of an MjData binding, or None
+  CallArrays arrays_;
+  const MjDataRows* datas_ = nullptr;
+  Inputs in_;    // what the engine reads (the arrays, or the mjData tables)
+  Outputs out_;  // what the engine writes (sensordata: into each mjData, for MjData rows)
+  bool poses_ = false;
 };
 
 }  // namespace mjrefresh::bind

@@ -1,11 +1,9 @@
-#include <nanobind/stl/optional.h>
-#include <nanobind/stl/vector.h>
-
+// Benchmark-only hooks of _core (bench_hooks/): the C++ stage-function loop
+// the microbenchmark compares with. (The exact engine's stage-function
+// timing is Bound.stage_seconds.)
 #include <stdexcept>
 
 #include "bench_hooks/stage_loop.h"
-#include "bench_hooks/stage_seconds.h"
-#include "bindings/callback_guard.h"
 #include "bindings/register.h"
 
 namespace nb = nanobind;
@@ -14,47 +12,43 @@ using namespace nb::literals;
 namespace mjrefresh::bind {
 namespace {
 
-double py_stage_seconds(PyRefresher& self, const RowsArray& rows, const InArray& qpos,
-                        const InArray& qvel, const std::optional<InArray>& mocap_pos,
-                        const std::optional<InArray>& mocap_quat,
-                        const std::optional<InArray>& time,
-                        const std::vector<InArray>& model_fields) {
-  if (self.closed()) throw std::runtime_error("Refresher is closed");
-  const Inputs in = self.parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
-  const std::vector<int64_t> ids = checked_rows(rows, in.qpos.rows);
-  check_no_callbacks(self.impl().engine().stage_functions());
-  nb::gil_scoped_release release;
-  return stage_seconds(self.impl(), ids.data(), static_cast<int64_t>(ids.size()), in);
-}
-
-void py_stage_loop(nb::handle model, const InArray& qpos, const InArray& qvel,
-                   const OutArray& sensordata, int col_start, int col_stop) {
+void py_stage_loop(nb::handle model, nb::handle qpos_obj, nb::handle qvel_obj,
+                   nb::handle sensordata_obj, int col_start, int col_stop) {
   // `model` is a mujoco.MjModel; its _address is the mjModel* of the same
   // libmujoco this module links against.
   const mjModel* m = reinterpret_cast<const mjModel*>(nb::cast<uintptr_t>(model.attr("_address")));
-  if (qpos.ndim() != 2) throw nb::value_error("qpos: expected a 2-D array");
+  const InArray qpos = view_in("qpos", qpos_obj), qvel = view_in("qvel", qvel_obj);
+  const OutArray sensordata = view_out("sensordata", sensordata_obj);
+  if (qpos.ndim() != 2) value_error("qpos: expected a 2-D array");
   const int64_t n = static_cast<int64_t>(qpos.shape(0));
-  RowView<const double> q = input_rows("qpos", qpos, n, m->nq);
-  RowView<const double> v = input_rows("qvel", qvel, n, m->nv);
-  OutMatrix s = out_matrix("sensordata", sensordata, n, m->nsensordata);
+  check_float64("qpos", qpos);
+  check_float64("qvel", qvel);
+  check_shape("qpos", qpos, {n, m->nq});
+  check_shape("qvel", qvel, {n, m->nv});
+  check_shape("sensordata", sensordata, {n, m->nsensordata});
   if (col_start < 0 || col_stop > m->nsensordata || col_start > col_stop) {
-    throw nb::value_error("col_start/col_stop: invalid column range");
+    value_error("col_start/col_stop: invalid column range");
   }
+  const RowView<const double> q{static_cast<const double*>(qpos.data()), n, m->nq,
+                                n ? qpos.stride(0) : 0};
+  const RowView<const double> v{static_cast<const double*>(qvel.data()), n, m->nv,
+                                n ? qvel.stride(0) : 0};
+  OutView s;
+  s.data = sensordata.data();
+  s.type = out_type("sensordata", sensordata);
+  s.rows = n;
+  s.items = m->nsensordata;
+  s.width = s.item_stride = 1;
+  s.row_stride = n ? sensordata.stride(0) : 0;
   nb::gil_scoped_release release;
   stage_loop(m, q, v, s, col_start, col_stop);
 }
 
 }  // namespace
 
-void register_bench(nb::module_& m, nb::class_<PyRefresher>& refresher) {
-  refresher.def("stage_seconds", &py_stage_seconds, "rows"_a, "qpos"_a.noconvert(),
-                "qvel"_a.noconvert(), "mocap_pos"_a.noconvert().none() = nb::none(),
-                "mocap_quat"_a.noconvert().none() = nb::none(),
-                "time"_a.noconvert().none() = nb::none(), "model_fields"_a = std::vector<InArray>(),
-                "Benchmark hook: seconds spent inside the planned MuJoCo stage functions for "
-                "`rows` (exact engine, one thread, no outputs written).");
-  m.def("stage_loop", &py_stage_loop, "model"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
-        "sensordata"_a.noconvert(), "col_start"_a, "col_stop"_a,
+void register_bench(nb::module_& m) {
+  m.def("stage_loop", &py_stage_loop, "model"_a, "qpos"_a, "qvel"_a, "sensordata"_a, "col_start"_a,
+        "col_stop"_a,
         "Benchmark floor: single-thread C++ loop over kinematics, comPos, comVel, sensorPos, "
         "sensorVel; writes sensordata[:, col_start:col_stop].");
 }

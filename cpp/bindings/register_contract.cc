@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings/arrays.h"
 #include "bindings/register.h"
 #include "core/model_fields.h"
 #include "core/selection.h"
@@ -98,11 +99,22 @@ void register_contract(nb::module_& m) {
     fields.append(nb::make_tuple(info.name, info.count, info.width));
   }
   m.attr("MODEL_FIELDS") = nb::tuple(fields);
+  nb::list inputs;
+  for (const InputInfo& i : kInputs) {
+    inputs.append(nb::make_tuple(
+        i.name, i.count ? nb::object(nb::str(i.count)) : nb::object(nb::none()), i.width));
+  }
+  m.attr("INPUTS") = nb::tuple(inputs);
   nb::list outputs;
   for (const OutputInfo& o : kOutputs) {
-    outputs.append(nb::make_tuple(o.name, o.indexed_by, o.width));
+    outputs.append(nb::make_tuple(
+        o.name, indexed_by_name(o.indexed_by), o.width,
+        o.mjdata_field ? nb::object(nb::str(o.mjdata_field)) : nb::object(nb::none())));
   }
   m.attr("OUTPUTS") = nb::tuple(outputs);
+  m.def("not_an_array", &not_an_array, "name"_a, "type_name"_a, "written"_a,
+        "The TypeError text for an argument that is not an array (the one text every layer "
+        "uses).");
 
   m.def("fast_uncovered", &py_fast_uncovered, "model_address"_a, "sensor_ids"_a,
         "None if the fast engine computes every sensor in `sensor_ids` of the model at "

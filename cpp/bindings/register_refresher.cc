@@ -1,27 +1,21 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <stdexcept>
 #include <tuple>
 
-#include "bindings/callback_guard.h"
 #include "bindings/register.h"
 #include "core/worker_pool.h"
+#include "exact/exact_engine.h"
+#include "fast/fast_engine.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace mjrefresh::bind {
-namespace {
-
-[[noreturn]] void value_error(const std::string& message) {
-  throw nb::value_error(message.c_str());
-}
-
-}  // namespace
-
 PyRefresher::PyRefresher(uintptr_t model_address, const Config& config) {
   if (model_address == 0) throw nb::value_error("model: null mjModel address");
   if (config.num_threads < 1) {
@@ -35,141 +29,35 @@ PyRefresher::PyRefresher(uintptr_t model_address, const Config& config) {
     }
   }
   const mjModel* m = reinterpret_cast<const mjModel*>(model_address);
+  const int threads = config.num_threads;
+  std::unique_ptr<RowEngine> engine;
   try {
-    impl_ = std::make_unique<Refresher>(m, config);
+    validate_selection(m, config);
+    Selection selection = config;  // the engines keep only the selection
+    if (config.engine == EngineKind::kFast) {
+      engine = std::make_unique<FastEngine>(m, std::move(selection), threads);
+    } else {
+      engine = std::make_unique<ExactEngine>(m, std::move(selection), threads);
+    }
   } catch (const std::invalid_argument& e) {
     throw nb::value_error(e.what());
   }
-  const Selection& sel = impl_->engine().selection();
-  nq_ = m->nq;
-  nv_ = m->nv;
-  nmocap_ = m->nmocap;
-  nsensordata_ = m->nsensordata;
-  nbodies_ = static_cast<int64_t>(sel.bodies.size());
-  nsites_ = static_cast<int64_t>(sel.sites.size());
-  has_rel_ = sel.relative_to >= 0;
-  for (int f : sel.model_fields) field_sizes_.emplace_back(f, field_size(m, f));
+  impl_ = std::make_unique<Refresher>(std::move(engine), threads, config.cpu_ids);
 }
 
-std::pair<std::vector<int64_t>, std::string> PyRefresher::run(
-    const RowsArray& rows, const InArray& qpos, const InArray& qvel,
-    const std::optional<InArray>& mocap_pos, const std::optional<InArray>& mocap_quat,
-    const std::optional<InArray>& time, const std::optional<OutArray>& sensordata,
-    const std::optional<OutArray>& body_pos, const std::optional<OutArray>& body_quat,
-    const std::optional<OutArray>& body_linvel, const std::optional<OutArray>& body_angvel,
-    const std::optional<OutArray>& body_pos_rel, const std::optional<OutArray>& body_quat_rel,
-    const std::optional<OutArray>& site_pos, const std::optional<OutArray>& site_mat,
-    const std::vector<InArray>& model_fields, const std::optional<MaskArray>& dirty) {
-  if (impl_->closed()) throw std::runtime_error("Refresher is closed");
-  const Inputs in = parse_inputs(qpos, qvel, mocap_pos, mocap_quat, time, model_fields);
-  const int64_t n = in.qpos.rows;
-  const Outputs out = parse_outputs(n, sensordata, body_pos, body_quat, body_linvel, body_angvel,
-                                    body_pos_rel, body_quat_rel, site_pos, site_mat);
-  const std::vector<int64_t> ids = checked_rows(rows, n);
-  if (dirty) check_mask(*dirty, n);
-
-  // One overlap check over every array the call reads or writes.
-  std::vector<Touched> read, written;
-  auto touch = [](std::vector<Touched>& v, std::string name, const auto& a) {
-    if (a) v.push_back({std::move(name), footprint_of(*a)});
-  };
-  read.push_back({"rows", footprint_of(rows)});
-  read.push_back({"qpos", footprint_of(qpos)});
-  read.push_back({"qvel", footprint_of(qvel)});
-  touch(read, "mocap_pos", mocap_pos);
-  touch(read, "mocap_quat", mocap_quat);
-  touch(read, "time", time);
-  for (size_t k = 0; k < model_fields.size(); ++k) {
-    const char* name = model_field_info(field_sizes_[k].first).name;
-    read.push_back({std::string("model_fields['") + name + "']", footprint_of(model_fields[k])});
-  }
-  touch(written, "dirty", dirty);
-  const std::pair<const char*, const std::optional<OutArray>*> outputs[] = {
-      {"sensordata", &sensordata},
-      {"body_pos", &body_pos},
-      {"body_quat", &body_quat},
-      {"body_linvel", &body_linvel},
-      {"body_angvel", &body_angvel},
-      {"body_pos_rel", &body_pos_rel},
-      {"body_quat_rel", &body_quat_rel},
-      {"site_pos", &site_pos},
-      {"site_mat", &site_mat}};
-  for (const auto& [name, a] : outputs) touch(written, std::string("out.") + name, *a);
-  check_disjoint(read, written);
-  check_no_callbacks(impl_->engine().stage_functions());
-
-  RunResult result;
-  {
-    nb::gil_scoped_release release;
-    result = impl_->run(ids.data(), static_cast<int64_t>(ids.size()), in, out);
-  }
-  if (result.closed) throw std::runtime_error("Refresher is closed");
-  if (dirty) clear_refreshed(*dirty, ids, result.failed_rows);
-  return {std::move(result.failed_rows), std::move(result.message)};
+const mjModel* PyRefresher::model() const {
+  if (impl_->closed()) throw std::runtime_error(kClosedMessage);
+  return impl_->engine().model();
 }
 
-Outputs PyRefresher::parse_outputs(
-    int64_t n, const std::optional<OutArray>& sensordata, const std::optional<OutArray>& body_pos,
-    const std::optional<OutArray>& body_quat, const std::optional<OutArray>& body_linvel,
-    const std::optional<OutArray>& body_angvel, const std::optional<OutArray>& body_pos_rel,
-    const std::optional<OutArray>& body_quat_rel, const std::optional<OutArray>& site_pos,
-    const std::optional<OutArray>& site_mat) const {
-  // Widths come from the contract table (core/selection.h kOutputs).
-  auto items = [&](OutputId id, const std::optional<OutArray>& a, int64_t count) {
-    return out_items(kOutputs[id].name, a, n, count, kOutputs[id].width);
-  };
-  Outputs out;
-  out.sensordata = out_matrix("sensordata", sensordata, n, nsensordata_);
-  out.body_pos = items(kOutBodyPos, body_pos, nbodies_);
-  out.body_quat = items(kOutBodyQuat, body_quat, nbodies_);
-  out.body_linvel = items(kOutBodyLinvel, body_linvel, nbodies_);
-  out.body_angvel = items(kOutBodyAngvel, body_angvel, nbodies_);
-  if ((body_pos_rel || body_quat_rel) && !has_rel_) {
-    throw nb::value_error("body_pos_rel/body_quat_rel: no relative_to body was selected");
-  }
-  out.body_pos_rel = items(kOutBodyPosRel, body_pos_rel, nbodies_);
-  out.body_quat_rel = items(kOutBodyQuatRel, body_quat_rel, nbodies_);
-  out.site_pos = items(kOutSitePos, site_pos, nsites_);
-  out.site_mat = items(kOutSiteMat, site_mat, nsites_);
-  return out;
+const Selection& PyRefresher::selection() const {
+  if (impl_->closed()) throw std::runtime_error(kClosedMessage);
+  return impl_->engine().selection();
 }
 
-Inputs PyRefresher::parse_inputs(const InArray& qpos, const InArray& qvel,
-                                 const std::optional<InArray>& mocap_pos,
-                                 const std::optional<InArray>& mocap_quat,
-                                 const std::optional<InArray>& time,
-                                 const std::vector<InArray>& model_fields) const {
-  if (qpos.ndim() != 2) {
-    value_error("qpos: expected a 2-D array (N, " + std::to_string(nq_) + "), got shape " +
-                shape_of(qpos));
-  }
-  const int64_t n = static_cast<int64_t>(qpos.shape(0));
-  Inputs in;
-  in.qpos = input_rows("qpos", qpos, n, nq_);
-  in.qvel = input_rows("qvel", qvel, n, nv_);
-  if (nmocap_ > 0) {
-    if (!mocap_pos || !mocap_quat) {
-      const std::string k = std::to_string(nmocap_);
-      value_error("mocap_pos/mocap_quat: the model has " + k +
-                  " mocap bodies; expected arrays of shape (N, " + k + ", 3) and (N, " + k +
-                  ", 4), got None");
-    }
-    in.mocap_pos = input_rows_items("mocap_pos", *mocap_pos, n, nmocap_, 3);
-    in.mocap_quat = input_rows_items("mocap_quat", *mocap_quat, n, nmocap_, 4);
-  }
-  if (time) in.time = input_time(*time, n);
-  // Per-environment model fields, in the order the selection declared them;
-  // each row's values must be one contiguous block (like the model field).
-  if (model_fields.size() != field_sizes_.size()) {
-    value_error("model_fields: expected " + std::to_string(field_sizes_.size()) +
-                " arrays (the fields declared at construction), got " +
-                std::to_string(model_fields.size()));
-  }
-  for (size_t k = 0; k < model_fields.size(); ++k) {
-    const auto [f, size] = field_sizes_[k];
-    in.fields[f] = input_field("model_fields[" + std::to_string(k) + "]", model_fields[k], n, size);
-  }
-  return in;
+nb::dict PyRefresher::output_shapes(int64_t n) const {
+  if (n < 0) value_error("num_envs: expected an int >= 0, got " + std::to_string(n));
+  return bind::output_shapes(model(), selection(), n);
 }
 
 void PyRefresher::close() {
@@ -193,22 +81,38 @@ nb::class_<PyRefresher> register_refresher(nb::module_& m) {
       .def_rw("num_threads", &Config::num_threads, "Participants, caller included (>= 1).")
       .def_rw("cpu_ids", &Config::cpu_ids, "CPUs to pin participants to (Linux), or empty.");
 
+  nb::class_<Bound>(m, "Bound", "A refresh bound to arrays checked once (Refresher.bind).")
+      .def("run", &Bound::run, "rows"_a,
+           "Refresh `rows` (sorted unique int64). Returns (failed_rows, message); "
+           "failed_rows is empty on success.")
+      .def("run_dirty", &Bound::run_dirty, "dirty"_a,
+           "Refresh the rows where the bool mask `dirty` (length N) is true and clear them, "
+           "except failed rows. Returns (rows refreshed, failed_rows, message).")
+      .def("stage_seconds", &Bound::stage_seconds, "rows"_a,
+           "Seconds the planned MuJoCo stage functions alone take for `rows` on one thread, "
+           "timed inside the core (the exact engine's cost floor); None for the fast engine.")
+      .def_prop_ro("num_envs", &Bound::num_envs, "N, the rows of the bound arrays.")
+      .def_prop_ro("outputs", &Bound::outputs, "Names of the bound outputs.");
+
   nb::class_<PyRefresher> cls(m, "Refresher",
                               "Native refresher: private model copy, scratch state, worker pool.");
   cls.def(nb::init<uintptr_t, const Config&>(), "model_address"_a, "config"_a);
-  std::apply(
-      [&](auto... outputs) {
-        cls.def("run", &PyRefresher::run, "rows"_a, "qpos"_a.noconvert(), "qvel"_a.noconvert(),
-                "mocap_pos"_a.noconvert().none() = nb::none(),
-                "mocap_quat"_a.noconvert().none() = nb::none(),
-                "time"_a.noconvert().none() = nb::none(), outputs...,
-                "model_fields"_a = std::vector<InArray>(),
-                "dirty"_a.noconvert().none() = nb::none(),
-                "Refresh `rows` (sorted unique int64). Validates everything before writing. "
-                "With `dirty` (a bool mask of length N), clears the entries of the refreshed "
-                "rows. Returns (failed_rows, message); failed_rows is empty on success.");
+  cls.def(
+      "bind",
+      [](nb::handle self, nb::handle arrays, nb::handle model_fields,
+         std::optional<int64_t> num_envs) {
+        PyRefresher& r = nb::cast<PyRefresher&>(self);
+        const mjModel* model = r.model();  // raises if closed
+        return Bound(nb::borrow(self),
+                     parse_call(model, r.selection(), arrays, model_fields, num_envs), nb::none(),
+                     false, false);
       },
-      output_args());
+      "arrays"_a, "model_fields"_a = nb::none(), "num_envs"_a = nb::none(),
+      "Check `arrays` (input and output names to arrays) and `model_fields` (field names to "
+      "(N, ...) arrays) once and return a Bound call over them. N is `num_envs`, or qpos's "
+      "first axis.");
+  cls.def("output_shapes", &PyRefresher::output_shapes, "num_envs"_a,
+          "Shape of each output this plan writes, for `num_envs` rows, by name.");
   cls.def("close", &PyRefresher::close, "Join the worker threads and free scratch state.")
       .def_prop_ro("closed", &PyRefresher::closed)
       .def_prop_ro("num_threads", &PyRefresher::num_threads)

@@ -10,7 +10,7 @@
 //   writes to distinct rows are fine (rows never overlap by validation).
 // - Per-row tables: a RowView may instead hold one pointer per row (`table`,
 //   indexed by row id, e.g. the fields of one mjData per row); row(r) then
-//   returns table[r]; OutMatrix likewise (row_base(r)). Engines address rows
+//   returns table[r]; OutView likewise (row_base(r)). Engines address rows
 //   only through row()/row_base(), so they need not know which layout they
 //   are given.
 // - Errors: none here; shapes and strides are validated before a view is made.
@@ -56,25 +56,21 @@ struct ItemView {
 // Output arrays may be float64 or float32; the engine writes through this.
 enum class OutType { kFloat64, kFloat32 };
 
-struct OutMatrix {  // (N, C)
+// An output: (rows, items, width) of float64 or float32 with the width axis
+// contiguous; item i of row r starts at row_base(r) + i*item_stride (in
+// elements). (N, C) matrices such as sensordata are C items of width 1.
+struct OutView {
   void* data = nullptr;
   OutType type = OutType::kFloat64;
-  int64_t rows = 0, cols = 0, row_stride = 0;
+  int64_t rows = 0, items = 0, width = 0, row_stride = 0, item_stride = 0;
   void* const* table = nullptr;  // if set: row r starts at table[r] (data unused)
   bool valid() const { return data != nullptr || table != nullptr; }
-  // Where row r starts; engines address a row's columns from here.
+  // Where row r starts; engines address a row's items from here.
   void* row_base(int64_t r) const {
     if (table != nullptr) return table[r];
     const int64_t size = type == OutType::kFloat64 ? sizeof(double) : sizeof(float);
     return static_cast<char*>(data) + r * row_stride * size;
   }
-};
-
-struct OutItems {  // (N, K, W)
-  void* data = nullptr;
-  OutType type = OutType::kFloat64;
-  int64_t rows = 0, items = 0, width = 0, row_stride = 0, item_stride = 0;
-  bool valid() const { return data != nullptr; }
 };
 
 // Copy `n` doubles to an output location of either precision.
@@ -92,7 +88,9 @@ inline void store(void* base, OutType type, int64_t offset, const double* src, i
 // non-temporal stores: outputs of thousands of rows do not fit in cache, and
 // streaming stores skip the read-for-ownership of each destination line.
 // Measured on the quadruped tracking refresh (260 columns, N=4096, exact
-// engine, 1 thread): copy-out fell from 0.31 to 0.12 us/row. Callers must
+// engine, 1 thread, 2-vCPU AMD EPYC VM): copy-out fell from 0.31 to 0.12
+// us/row (re-measure: python -m bench.research.floor, with plain stores).
+// Callers must
 // issue store_fence() before other threads read the outputs.
 inline void store_stream(void* base, OutType type, int64_t offset, const double* src, int n) {
 #if defined(__SSE2__)
@@ -118,7 +116,8 @@ inline void store_fence() {
 #endif
 }
 
-inline void store_item(const OutItems& o, int64_t row, int64_t item, const double* src) {
+// Item `item` of row `row` (item outputs never use a row table).
+inline void store_item(const OutView& o, int64_t row, int64_t item, const double* src) {
   store(o.data, o.type, row * o.row_stride + item * o.item_stride, src, static_cast<int>(o.width));
 }
 

@@ -4,52 +4,44 @@
 
 namespace mjrefresh {
 
-MjDataRows::MjDataRows(mjData* const* datas, int64_t n, bool mocap)
-    : n_(n), mocap_(mocap), tables_(kNumFields * n, nullptr) {
+MjDataRows::MjDataRows(const mjModel* m, mjData* const* datas, int64_t n)
+    : n_(n), nsensordata_(m->nsensordata), tables_((kNumInputs + kNumOutputs) * n, nullptr) {
+  for (int i = 0; i < kNumInputs; ++i) input_size_[i] = input_size(m, i);
   for (int64_t r = 0; r < n; ++r) {
     mjData* d = datas[r];
-    double* const fields[kNumFields] = {
-        d->qpos,
-        d->qvel,
-        mocap ? d->mocap_pos : nullptr,
-        mocap ? d->mocap_quat : nullptr,
-        &d->time,
-        d->sensordata,
-        d->xpos,
-        d->xquat,
-        d->site_xpos,
-        d->site_xmat,
-    };
-    for (int f = 0; f < kNumFields; ++f) tables_[f * n_ + r] = fields[f];
+    for (int i = 0; i < kNumInputs; ++i) {
+      if (input_size_[i] > 0) tables_[i * n_ + r] = kInputs[i].in_mjdata(d);
+    }
+    for (int o = 0; o < kNumOutputs; ++o) {
+      if (kOutputs[o].in_mjdata) tables_[(kNumInputs + o) * n_ + r] = kOutputs[o].in_mjdata(d);
+    }
   }
 }
 
-Inputs MjDataRows::inputs(int64_t nq, int64_t nv, int64_t nmocap, bool time) const {
+Inputs MjDataRows::inputs(bool time) const {
   Inputs in;
-  in.qpos = {nullptr, n_, nq, 0, table(kQpos)};
-  in.qvel = {nullptr, n_, nv, 0, table(kQvel)};
-  if (mocap_) {
-    in.mocap_pos = {nullptr, n_, 3 * nmocap, 0, table(kMocapPos)};
-    in.mocap_quat = {nullptr, n_, 4 * nmocap, 0, table(kMocapQuat)};
+  for (int i = 0; i < kNumInputs; ++i) {
+    if (input_size_[i] == 0 || (i == kInTime && !time)) continue;
+    in.in[i] = {nullptr, n_, input_size_[i], 0, input_table(i)};
   }
-  if (time) in.time = {nullptr, n_, 1, 0, table(kTime)};
   return in;
 }
 
-OutMatrix MjDataRows::sensordata(int64_t nsensordata) const {
-  OutMatrix m;
-  m.type = OutType::kFloat64;
-  m.rows = n_;
-  m.cols = nsensordata;
-  m.table = reinterpret_cast<void* const*>(table(kSensordata));
-  return m;
+OutView MjDataRows::sensordata() const {
+  OutView v;
+  v.type = OutType::kFloat64;
+  v.rows = n_;
+  v.items = nsensordata_;
+  v.width = 1;
+  v.item_stride = 1;
+  v.table = reinterpret_cast<void* const*>(output_table(kOutSensordata));
+  return v;
 }
 
 namespace {
 
 // dst[ids[k]*w .. +w) = item k of the row, for every selected id.
-void copy_items(const OutItems& o, int64_t row, const std::vector<int>& ids, double* dst) {
-  if (!o.valid()) return;
+void copy_items(const OutView& o, int64_t row, const std::vector<int>& ids, double* dst) {
   const int64_t w = o.width;
   const double* src = static_cast<const double*>(o.data) + row * o.row_stride;
   for (size_t k = 0; k < ids.size(); ++k) {
@@ -58,43 +50,45 @@ void copy_items(const OutItems& o, int64_t row, const std::vector<int>& ids, dou
   }
 }
 
+// The selected ids an output's items stand for (bodies or sites).
+const std::vector<int>& item_ids(const Selection& sel, int o) {
+  return kOutputs[o].indexed_by == IndexedBy::kSites ? sel.sites : sel.bodies;
+}
+
 }  // namespace
 
 void MjDataMirror::copy(int64_t row) const {
-  if (arrays_.sensordata.valid()) {
-    const double* src = rows_.table(MjDataRows::kSensordata)[row];
-    void* dst = arrays_.sensordata.row_base(row);
+  const OutView& sensordata = arrays_[kOutSensordata];
+  if (sensordata.valid()) {
+    const double* src = rows_.output_table(kOutSensordata)[row];
+    void* dst = sensordata.row_base(row);
     for (const auto& [start, stop] : sel_.columns) {
       store_stream(dst, OutType::kFloat64, start, src + start, stop - start);
     }
   }
   if (!poses_) return;
-  copy_items(arrays_.body_pos, row, sel_.bodies, rows_.table(MjDataRows::kXpos)[row]);
-  copy_items(arrays_.body_quat, row, sel_.bodies, rows_.table(MjDataRows::kXquat)[row]);
-  copy_items(arrays_.site_pos, row, sel_.sites, rows_.table(MjDataRows::kSiteXpos)[row]);
-  copy_items(arrays_.site_mat, row, sel_.sites, rows_.table(MjDataRows::kSiteXmat)[row]);
+  for (int o = 0; o < kNumOutputs; ++o) {
+    if (o == kOutSensordata || !kOutputs[o].in_mjdata || !arrays_.out[o].valid()) continue;
+    copy_items(arrays_.out[o], row, item_ids(sel_, o), rows_.output_table(o)[row]);
+  }
 }
 
 void MjDataMirror::prefetch(int64_t row) const {
 #if defined(__GNUC__)
   // One line per region is enough to start the page walks; the lines after
   // it follow sequentially.
-  __builtin_prefetch(rows_.table(MjDataRows::kQpos)[row]);
-  __builtin_prefetch(rows_.table(MjDataRows::kQvel)[row]);
-  if (arrays_.sensordata.valid() && !sel_.columns.empty()) {
-    __builtin_prefetch(rows_.table(MjDataRows::kSensordata)[row] + sel_.columns[0].first, 1);
+  __builtin_prefetch(rows_.input_table(kInQpos)[row]);
+  __builtin_prefetch(rows_.input_table(kInQvel)[row]);
+  if (arrays_[kOutSensordata].valid() && !sel_.columns.empty()) {
+    __builtin_prefetch(rows_.output_table(kOutSensordata)[row] + sel_.columns[0].first, 1);
   }
-  if (poses_ && !sel_.bodies.empty()) {
-    const int b = sel_.bodies[0];
-    if (arrays_.body_pos.valid()) {
-      __builtin_prefetch(rows_.table(MjDataRows::kXpos)[row] + 3 * b, 1);
+  if (!poses_) return;
+  for (int o = 0; o < kNumOutputs; ++o) {
+    if (o == kOutSensordata || !kOutputs[o].in_mjdata || !arrays_.out[o].valid()) continue;
+    const std::vector<int>& ids = item_ids(sel_, o);
+    if (!ids.empty()) {
+      __builtin_prefetch(rows_.output_table(o)[row] + kOutputs[o].width * ids[0], 1);
     }
-    if (arrays_.body_quat.valid()) {
-      __builtin_prefetch(rows_.table(MjDataRows::kXquat)[row] + 4 * b, 1);
-    }
-  }
-  if (poses_ && arrays_.site_pos.valid() && !sel_.sites.empty()) {
-    __builtin_prefetch(rows_.table(MjDataRows::kSiteXpos)[row] + 3 * sel_.sites[0], 1);
   }
 #else
   (void)row;

@@ -16,10 +16,11 @@
 // - Threading: read-only during a call. MjDataMirror::copy(row) writes only
 //   row `row`'s mjData and output row, so distinct rows may run concurrently.
 // - Mirrored outputs: the engine writes the row's sensordata columns straight
-//   into its mjData (Outputs::sensordata is a table view) and body/site
+//   into its mjData (the sensordata output is a table view) and body/site
 //   outputs into the caller's arrays; copy() then streams the columns into
-//   the caller's sensordata array and, only if asked (`poses`), copies
-//   body_pos/body_quat/site_pos/site_mat into xpos/xquat/site_xpos/site_xmat.
+//   the caller's sensordata array and, only if asked (`poses`), copies the
+//   other outputs that have an mjData field (kOutputs: body_pos into xpos,
+//   ...) into it.
 //   All mirrored outputs are float64 (checked by the binding).
 // - Why this order, and why poses are opt-in. Quadruped tracking cache (13
 //   bodies, 260 columns), N=4096, per row against bind_arrays, each contender
@@ -44,32 +45,23 @@ namespace mjrefresh {
 
 class MjDataRows {
  public:
-  enum Field {
-    kQpos,
-    kQvel,
-    kMocapPos,
-    kMocapQuat,
-    kTime,  // inputs
-    kSensordata,
-    kXpos,
-    kXquat,
-    kSiteXpos,
-    kSiteXmat,  // written
-    kNumFields,
-  };
-  // Tables for datas[0..n) (one mjData* per row id; none null).
-  MjDataRows(mjData* const* datas, int64_t n, bool mocap);
+  // Tables for datas[0..n) (one mjData* per row id; none null): every input
+  // and every output with an mjData field (io_tables.h) that the model has.
+  MjDataRows(const mjModel* m, mjData* const* datas, int64_t n);
   int64_t size() const { return n_; }
   // Inputs whose views read row r from its mjData (time only if `time`).
-  Inputs inputs(int64_t nq, int64_t nv, int64_t nmocap, bool time) const;
+  Inputs inputs(bool time) const;
   // (n, nsensordata) view writing row r into its mjData's sensordata.
-  OutMatrix sensordata(int64_t nsensordata) const;
-  double* const* table(Field f) const { return tables_.data() + f * n_; }
+  OutView sensordata() const;
+  // Row r's mjData field of input i / output o (nullptr: the model has none).
+  double* const* input_table(int i) const { return tables_.data() + i * n_; }
+  double* const* output_table(int o) const { return tables_.data() + (kNumInputs + o) * n_; }
 
  private:
   int64_t n_;
-  bool mocap_;
-  std::vector<double*> tables_;  // kNumFields tables of n_ entries
+  int64_t input_size_[kNumInputs];
+  int64_t nsensordata_;
+  std::vector<double*> tables_;  // kNumInputs + kNumOutputs tables of n_ entries
 };
 
 class MjDataMirror {

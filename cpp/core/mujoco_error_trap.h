@@ -28,7 +28,8 @@ bool trapped_call(void (*fn)(void*), void* arg, char* message, std::size_t messa
 // Installs the trap handler on this thread for the scope's lifetime, so that
 // trapped_call() inside it only pays for setjmp (swapping the thread-local
 // handler costs two TLS lookups in libmujoco per call; per row that was a
-// measurable share of a ~2.5 us exact-engine row). Restores the previous
+// measurable share of a ~2.5 us exact-engine row on the 2-vCPU AMD EPYC
+// VM; callgrind: python -m bench.research.instructions). Restores the previous
 // handler on exit. Not copyable; nests.
 class TrapScope {
  public:

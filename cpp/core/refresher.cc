@@ -9,8 +9,6 @@
 
 #include "core/fork_generation.h"
 #include "core/mujoco_error_trap.h"
-#include "exact/exact_engine.h"
-#include "fast/fast_engine.h"
 
 namespace mjrefresh {
 namespace {
@@ -71,19 +69,12 @@ void validate_selection(const mjModel* m, const Selection& sel) {
   }
 }
 
-Refresher::Refresher(const mjModel* model, const Config& config)
-    : num_threads_(std::max(1, config.num_threads)), fork_gen_(fork_generation()) {
-  Selection selection = config;  // the engines keep only the selection
-  validate_selection(model, selection);
-  switch (config.engine) {
-    case EngineKind::kExact:
-      engine_ = std::make_unique<ExactEngine>(model, std::move(selection), num_threads_);
-      break;
-    case EngineKind::kFast:
-      engine_ = std::make_unique<FastEngine>(model, std::move(selection), num_threads_);
-      break;
-  }
-  pool_ = std::make_unique<WorkerPool>(num_threads_, config.cpu_ids);
+Refresher::Refresher(std::unique_ptr<RowEngine> engine, int num_threads,
+                     const std::vector<int>& cpu_ids)
+    : num_threads_(std::max(1, num_threads)),
+      fork_gen_(fork_generation()),
+      engine_(std::move(engine)) {
+  pool_ = std::make_unique<WorkerPool>(num_threads_, cpu_ids);
 }
 
 Refresher::~Refresher() { close(); }

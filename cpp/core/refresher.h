@@ -1,12 +1,12 @@
 // Refresher: one engine + one worker pool + the call lock.
 //
 // Contract
-// - Construction: from one Config (what to compute, which engine, threads;
-//   exported to Python as _core.Config). Copies the model (inside the
-//   engine), creates one scratch state per participant and the pool's
-//   persistent threads. Throws std::invalid_argument for an invalid
-//   selection (the binding turns it into ValueError); the Python planner
-//   validates first with richer messages.
+// - Construction: from an engine (core/row_engine.h; the binding builds the
+//   one a Config names, after validate_selection), the thread count and
+//   the CPU pinning: starts the pool's persistent threads (ThreadStartError
+//   if the system refuses one). Config (what to compute, which engine,
+//   threads) is exported to Python as _core.Config; core/ knows engines only
+//   through RowEngine.
 // - run(): refreshes the given rows. `rows` must be sorted, unique and in
 //   range, and inputs/outputs must already be validated (the binding,
 //   bindings/register_refresher.cc, does this while holding the GIL). run()
@@ -68,7 +68,7 @@ struct Config : Selection {
 
 class Refresher {
  public:
-  Refresher(const mjModel* model, const Config& config);
+  Refresher(std::unique_ptr<RowEngine> engine, int num_threads, const std::vector<int>& cpu_ids);
   ~Refresher();
   Refresher(const Refresher&) = delete;
   Refresher& operator=(const Refresher&) = delete;
@@ -99,7 +99,8 @@ class Refresher {
   std::unique_ptr<WorkerPool> pool_;
 };
 
-// Throws std::invalid_argument if the selection does not fit the model.
+// Throws std::invalid_argument if the selection does not fit the model
+// (the Python planner validates first, with richer messages).
 void validate_selection(const mjModel* m, const Selection& sel);
 
 }  // namespace mjrefresh

@@ -2,10 +2,9 @@
 // Python planner (src/mjrefresh/plan.py), and the row-level inputs/outputs.
 //
 // Contract
-// - Python<->C++ contract tables: kStages (exported as the flag enum
-//   _core.Stage, member names = plan.py's stage names, in mj_forward order)
-//   and kOutputs (exported as _core.OUTPUTS; outputs.py derives its widths
-//   and names from it).
+// - Python<->C++ contract table: kStages (exported as the flag enum
+//   _core.Stage, member names = plan.py's stage names, in mj_forward order).
+//   The input and output tables are in core/io_tables.h.
 // - Ownership: plain values; the arrays behind Inputs/Outputs belong to the
 //   caller and outlive the call.
 // - Validity: Selection is checked against the model by Refresher's
@@ -17,8 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/array_view.h"
-#include "core/model_fields.h"
+#include "core/io_tables.h"
 
 namespace mjrefresh {
 
@@ -74,48 +72,21 @@ struct Selection {
   std::vector<int> model_fields;             // ModelField values given per row
 };
 
-struct Inputs {
-  RowView<const double> qpos, qvel, mocap_pos, mocap_quat;
-  RowView<const double> time;  // (N, 1) view of a 1-D array; invalid: keep 0
-  // Per-row model field values, indexed by ModelField; a row of fields[f]
-  // holds field_size(m, f) doubles. Valid exactly for Selection::model_fields.
-  RowView<const double> fields[kNumModelFields];
-};
-
-// The outputs a refresh writes, in Outputs' order: name, what the middle
-// axis is indexed by ("bodies": Selection::bodies, "relative": the same
-// bodies in the relative_to frame, "sites": Selection::sites, "sensordata":
-// no middle axis, the columns of mjData.sensordata) and values per item.
-struct OutputInfo {
-  const char* name;
-  const char* indexed_by;
-  int width;  // values per item; sensordata: 1 per column (nsensordata columns)
-};
-inline constexpr OutputInfo kOutputs[] = {
-    {"body_pos", "bodies", 3},    {"body_quat", "bodies", 4},      {"body_linvel", "bodies", 3},
-    {"body_angvel", "bodies", 3}, {"body_pos_rel", "relative", 3}, {"body_quat_rel", "relative", 4},
-    {"site_pos", "sites", 3},     {"site_mat", "sites", 9},        {"sensordata", "sensordata", 1},
-};
-enum OutputId : int {
-  kOutBodyPos,
-  kOutBodyQuat,
-  kOutBodyLinvel,
-  kOutBodyAngvel,
-  kOutBodyPosRel,
-  kOutBodyQuatRel,
-  kOutSitePos,
-  kOutSiteMat,
-  kOutSensordata,
-  kNumOutputs,
-};
-static_assert(sizeof(kOutputs) / sizeof(kOutputs[0]) == kNumOutputs);
-
-struct Outputs {
-  OutMatrix sensordata;                  // (N, nsensordata)
-  OutItems body_pos, body_quat;          // (N, B, 3), (N, B, 4)
-  OutItems body_linvel, body_angvel;     // (N, B, 3)
-  OutItems body_pos_rel, body_quat_rel;  // (N, B, 3), (N, B, 4)
-  OutItems site_pos, site_mat;           // (N, S, 3), (N, S, 9)
-};
+// Items per row of output `o` (kOutputs) that `sel` writes (its middle
+// axis), or -1 if the selection writes none of it.
+inline int64_t output_items(const mjModel* m, const Selection& sel, int o) {
+  const int64_t bodies = static_cast<int64_t>(sel.bodies.size());
+  switch (kOutputs[o].indexed_by) {
+    case IndexedBy::kBodies:
+      return bodies > 0 ? bodies : -1;
+    case IndexedBy::kRelative:
+      return bodies > 0 && sel.relative_to >= 0 ? bodies : -1;
+    case IndexedBy::kSites:
+      return sel.sites.empty() ? -1 : static_cast<int64_t>(sel.sites.size());
+    case IndexedBy::kSensordata:
+      return sel.columns.empty() ? -1 : m->nsensordata;
+  }
+  return -1;
+}
 
 }  // namespace mjrefresh

@@ -9,7 +9,7 @@
 //   are woken; the others keep sleeping, so a small call does not pay for
 //   waking every thread. "In time" means before task(0) returns: the caller
 //   then closes the call, and a worker that wakes later (waking an idle
-//   thread takes 10-80 us here) skips it instead of making the caller wait
+//   thread took 10-80 us on the 2-vCPU VM) skips it instead of making the caller wait
 //   for its wake-up. Tasks must therefore share their work dynamically (the
 //   refresher hands out rows from an atomic counter), never assume that a
 //   given participant runs.
@@ -61,11 +61,15 @@ class WorkerPool {
   void run(int active, const std::function<void(int)>& task);
 
  private:
-  // Pause-loop iterations a worker spins after a task before it sleeps:
-  // about 50 us on this project's Xeon (2000 pauses measured 20 us). Calls
-  // that follow within that window skip the futex wake-up: a 31-row
-  // partial-reset refresh of the humanoid (exact engine, 2 threads) went from
-  // 0.156 to 0.126 ms per call. Longer spins only burn the second core.
+  // Pause-loop iterations a worker spins after a task before it sleeps.
+  // Tuned on a Xeon, where 2000 pauses took 20 us (5000: ~50 us); on this
+  // project's 2-vCPU AMD EPYC VM (bench/README.md) 5000 pauses take ~120 us
+  // (a loop of __builtin_ia32_pause timed with steady_clock). Calls that
+  // follow within that window skip the futex wake-up: a 31-row partial-reset
+  // refresh of the humanoid (exact engine, 2 threads) went from 0.156 to
+  // 0.126 ms per call there (re-measure: python -m bench.micro --models
+  // humanoid --workloads reset --threads 2). Longer spins only burn the
+  // second core.
   static constexpr int kSpinIterations = 5000;
   struct alignas(64) Slot {
     std::atomic<uint64_t> go{0};  // epoch of the call this worker is woken for

@@ -27,7 +27,8 @@ struct MujocoKernels {
 // A plain loop, not memcpy: glibc's AVX memcpy on these few-hundred-byte
 // rows made the MuJoCo stage functions that follow measurably slower (3
 // per-environment fields per row: +18% per row with memcpy, +3.5% with this
-// loop; quadruped tracking, exact engine, 1 thread).
+// loop; quadruped tracking, exact engine, 1 thread, 2-vCPU AMD EPYC VM;
+// re-measure: python -m bench.research.model_fields).
 void copy_row(double* dst, const RowView<const double>& src, int64_t row, int64_t n) {
   const double* s = src.row(row);
   for (int64_t i = 0; i < n; ++i) dst[i] = s[i];
@@ -46,13 +47,17 @@ const mjModel* ExactEngine::load_row(int t, int64_t row, const Inputs& in) {
     }
     m = mt;
   }
-  copy_row(d->qpos, in.qpos, row, m->nq);
-  copy_row(d->qvel, in.qvel, row, m->nv);
-  if (m->nmocap) {
-    copy_row(d->mocap_pos, in.mocap_pos, row, 3 * m->nmocap);
-    copy_row(d->mocap_quat, in.mocap_quat, row, 4 * m->nmocap);
+  // Every input into its mjData field; one not given (time without a clock
+  // sensor) is 0, as on a fresh mjData.
+  for (int i = 0; i < kNumInputs; ++i) {
+    double* dst = kInputs[i].in_mjdata(d);
+    const int64_t size = input_size(m, i);
+    if (in.in[i].valid()) {
+      copy_row(dst, in.in[i], row, size);
+    } else {
+      for (int64_t k = 0; k < size; ++k) dst[k] = 0.0;
+    }
   }
-  d->time = in.time.valid() ? *in.time.row(row) : 0.0;
   // Lazily computed quantities must be recomputed for this row's state.
   d->flg_subtreevel = 0;
   d->flg_energypos = 0;
@@ -80,7 +85,7 @@ ExactEngine::ExactEngine(const mjModel* model, Selection selection, int num_scra
   // destructor does not run, so free what was made before rethrowing.
   try {
     model_ = make_private_model(model, sel_);
-    declared_arena_ = size_arena(model_, sel_.stages);
+    size_arena(model_, sel_.stages);
     scratch_.reserve(num_scratch);
     int64_t per_data = 0;
     for (int t = 0; t < num_scratch; ++t) {
@@ -151,44 +156,54 @@ bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Output
 
 void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
                                 const Outputs& out) const {
-  if (out.sensordata.valid()) {
-    void* base = out.sensordata.row_base(row);
+  const OutView& sensordata = out[kOutSensordata];
+  if (sensordata.valid()) {
+    void* base = sensordata.row_base(row);
     for (const auto& [start, stop] : sel_.columns) {
-      store_stream(base, out.sensordata.type, start, d->sensordata + start, stop - start);
+      store_stream(base, sensordata.type, start, d->sensordata + start, stop - start);
     }
   }
-  const bool want_vel = out.body_linvel.valid() || out.body_angvel.valid();
-  const bool want_rel = out.body_pos_rel.valid() || out.body_quat_rel.valid();
+  // Every other output that is an mjData field (kOutputs: body_pos is xpos,
+  // ...): item k is the field's entry for the k-th selected body or site.
+  mjData* data = const_cast<mjData*>(d);  // in_mjdata only locates the field
+  for (int o = 0; o < kNumOutputs; ++o) {
+    const OutputInfo& info = kOutputs[o];
+    if (o == kOutSensordata || !info.in_mjdata || !out.out[o].valid()) continue;
+    const std::vector<int>& ids = info.indexed_by == IndexedBy::kSites ? sel_.sites : sel_.bodies;
+    const double* field = info.in_mjdata(data);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      store_item(out.out[o], row, static_cast<int64_t>(k), field + info.width * ids[k]);
+    }
+  }
+  // The outputs MuJoCo keeps nowhere: body velocities and relative poses.
+  const OutView &lin = out[kOutBodyLinvel], &ang = out[kOutBodyAngvel];
+  const OutView &pos_rel = out[kOutBodyPosRel], &quat_rel = out[kOutBodyQuatRel];
+  const bool want_vel = lin.valid() || ang.valid();
+  const bool want_rel = pos_rel.valid() || quat_rel.valid();
+  if (!want_vel && !want_rel) return;
   const int r = sel_.relative_to;
   for (int64_t k = 0; k < static_cast<int64_t>(sel_.bodies.size()); ++k) {
     const int b = sel_.bodies[k];
-    if (out.body_pos.valid()) store_item(out.body_pos, row, k, d->xpos + 3 * b);
-    if (out.body_quat.valid()) store_item(out.body_quat, row, k, d->xquat + 4 * b);
     if (want_vel) {
       // Same call as the framelinvel/frameangvel sensors on an xbody.
       mjtNum vel[6];
       mj_objectVelocity(m, d, mjOBJ_XBODY, b, vel, 0);
-      if (out.body_angvel.valid()) store_item(out.body_angvel, row, k, vel);
-      if (out.body_linvel.valid()) store_item(out.body_linvel, row, k, vel + 3);
+      if (ang.valid()) store_item(ang, row, k, vel);
+      if (lin.valid()) store_item(lin, row, k, vel + 3);
     }
     if (want_rel && r >= 0) {
       // Same arithmetic as framepos/framequat with reftype xbody.
-      if (out.body_pos_rel.valid()) {
+      if (pos_rel.valid()) {
         mjtNum pos[3];
         math::pos_in_frame<MujocoKernels>(pos, d->xpos + 3 * b, d->xpos + 3 * r, d->xmat + 9 * r);
-        store_item(out.body_pos_rel, row, k, pos);
+        store_item(pos_rel, row, k, pos);
       }
-      if (out.body_quat_rel.valid()) {
+      if (quat_rel.valid()) {
         mjtNum quat[4];
         math::quat_in_frame<MujocoKernels>(quat, d->xquat + 4 * b, d->xquat + 4 * r);
-        store_item(out.body_quat_rel, row, k, quat);
+        store_item(quat_rel, row, k, quat);
       }
     }
-  }
-  for (int64_t k = 0; k < static_cast<int64_t>(sel_.sites.size()); ++k) {
-    const int s = sel_.sites[k];
-    if (out.site_pos.valid()) store_item(out.site_pos, row, k, d->site_xpos + 3 * s);
-    if (out.site_mat.valid()) store_item(out.site_mat, row, k, d->site_xmat + 9 * s);
   }
 }
 

@@ -56,8 +56,10 @@ class ExactEngine final : public RowEngine {
                    std::size_t message_size) override;
   void after_fork() override;
   uint32_t stage_functions() const override { return sel_.stages; }
-  // Measured on the quadruped tracking refresh (2 cores, ~2.3 us/row): 16
-  // rows on 2 threads ran at 0.96x of 1 thread, 32 rows at 1.17x.
+  // Measured on the quadruped tracking refresh (2-vCPU AMD EPYC VM, ~2.3
+  // us/row): 16 rows on 2 threads ran at 0.96x of 1 thread, 32 rows at
+  // 1.17x (re-measure: python -m bench.micro --contenders mjrefresh_exact
+  // --n 16 32 --threads 1 2).
   int64_t min_rows_per_thread() const override { return 16; }
 
   // Benchmark hook: on scratch 0, load each row and run only the planned
@@ -71,8 +73,6 @@ class ExactEngine final : public RowEngine {
   // Bytes one participant holds: its scratch mjData (struct, buffer, arena)
   // and, with model_fields, its model copy.
   int64_t participant_bytes() const override;
-  // The model's declared arena (<size memory>), before size_arena.
-  int64_t declared_arena() const { return declared_arena_; }
 
  private:
   // Loads row `row` into scratch t (state, and model fields into models_[t]);
@@ -83,7 +83,6 @@ class ExactEngine final : public RowEngine {
   static std::string remedy(int num_scratch);
 
   mjModel* model_ = nullptr;
-  int64_t declared_arena_ = 0;
   Selection sel_;
   std::vector<mjData*> scratch_;
   std::vector<mjModel*> models_;  // per participant; only with model_fields

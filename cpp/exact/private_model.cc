@@ -40,9 +40,9 @@ mjModel* make_private_model(const mjModel* model, const Selection& sel) {
   return copy;
 }
 
-int64_t size_arena(mjModel* model, uint32_t stages) {
+void size_arena(mjModel* model, uint32_t stages) {
   const int64_t declared = static_cast<int64_t>(model->narena);
-  if (stages & (kCollision | kMakeConstraint)) return declared;
+  if (stages & (kCollision | kMakeConstraint)) return;
   int64_t used = -1;
   try {
     if (declared > kDryRunArena) used = dry_run_use(model, stages, kDryRunArena);
@@ -53,11 +53,10 @@ int64_t size_arena(mjModel* model, uint32_t stages) {
   }
   if (used < 0) {
     model->narena = static_cast<mjtSize>(declared);  // rows will report the error
-    return declared;
+    return;
   }
   const int64_t want = (2 * used + kArenaSlack + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
   model->narena = static_cast<mjtSize>(std::min(declared, want));
-  return declared;
 }
 
 }  // namespace mjrefresh

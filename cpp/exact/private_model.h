@@ -23,7 +23,6 @@
 //   MuJoCo 3.11's broadphase dereferences NULL when the arena runs out
 //   (pushPairArena) instead of raising. A row that still runs out of stack
 //   raises mju_error, which the row's trap turns into that row's error.
-//   Returns the declared size.
 #pragma once
 
 #include <mujoco/mujoco.h>
@@ -35,6 +34,6 @@
 namespace mjrefresh {
 
 mjModel* make_private_model(const mjModel* model, const Selection& sel);
-int64_t size_arena(mjModel* model, uint32_t stages);
+void size_arena(mjModel* model, uint32_t stages);
 
 }  // namespace mjrefresh

@@ -6,31 +6,6 @@
 namespace mjrefresh {
 namespace {
 
-// Lower-case mjtObj name ("camera"), as Python's mjtObj(t).name would give.
-std::string object_type_name(int type) {
-  const char* name = mju_type2Str(type);
-  return name ? name : "unknown";
-}
-
-constexpr const char* kFrames = "xbody, body, geom, site and fixed-camera frames";
-
-// Frames the engine computes: bodies, geoms, sites and cameras that move
-// rigidly with their body (mjCAMLIGHT_FIXED; the other modes track targets
-// or subtree CoMs in mj_camlight).
-bool frame_type_ok(const mjModel* m, int objtype, int objid) {
-  if (objtype == mjOBJ_CAMERA) return m->cam_mode[objid] == mjCAMLIGHT_FIXED;
-  return objtype == mjOBJ_XBODY || objtype == mjOBJ_BODY || objtype == mjOBJ_GEOM ||
-         objtype == mjOBJ_SITE;
-}
-
-// Why a frame is not covered: its type, or the mode of a camera.
-std::string frame_problem(const mjModel* m, int objtype, int objid) {
-  if (objtype == mjOBJ_CAMERA) {
-    return "camera in mode " + std::to_string(m->cam_mode[objid]) + " (not 'fixed')";
-  }
-  return object_type_name(objtype);
-}
-
 // Lower-case name of an mjtSensor value without its prefix ("framepos"), as
 // Python spells mujoco.mjtSensor(t).name.removeprefix("mjSENS_").lower().
 std::string sensor_type_name(int type) {
@@ -130,54 +105,8 @@ std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors) {
            "what mj_forward leaves in sensordata then";
   }
   for (int i : sensors) {
-    switch (m->sensor_type[i]) {
-      case mjSENS_FRAMEPOS:
-      case mjSENS_FRAMEQUAT:
-      case mjSENS_FRAMEXAXIS:
-      case mjSENS_FRAMEYAXIS:
-      case mjSENS_FRAMEZAXIS:
-      case mjSENS_FRAMELINVEL:
-      case mjSENS_FRAMEANGVEL:
-        if (!frame_type_ok(m, m->sensor_objtype[i], m->sensor_objid[i])) {
-          return sensor_label(m, i) + ": attached to a " +
-                 frame_problem(m, m->sensor_objtype[i], m->sensor_objid[i]) +
-                 "; the fast engine covers " + kFrames;
-        }
-        if (m->sensor_refid[i] >= 0 &&
-            !frame_type_ok(m, m->sensor_reftype[i], m->sensor_refid[i])) {
-          return sensor_label(m, i) + ": reference frame is a " +
-                 frame_problem(m, m->sensor_reftype[i], m->sensor_refid[i]) +
-                 "; the fast engine covers " + kFrames;
-        }
-        break;
-      case mjSENS_TENDONPOS:
-      case mjSENS_TENDONVEL:
-        if (!fixed_tendon(m, m->sensor_objid[i])) {
-          return sensor_label(m, i) +
-                 ": spatial tendon; the fast engine covers fixed (joint) tendons";
-        }
-        break;
-      case mjSENS_ACTUATORPOS:
-      case mjSENS_ACTUATORVEL: {
-        const std::string why = transmission_problem(m, m->sensor_objid[i]);
-        if (!why.empty()) return sensor_label(m, i) + ": " + why;
-        break;
-      }
-      case mjSENS_VELOCIMETER:
-      case mjSENS_GYRO:
-      case mjSENS_JOINTPOS:
-      case mjSENS_JOINTVEL:
-      case mjSENS_BALLQUAT:
-      case mjSENS_BALLANGVEL:
-      case mjSENS_SUBTREECOM:
-      case mjSENS_SUBTREELINVEL:
-      case mjSENS_SUBTREEANGMOM:
-      case mjSENS_MAGNETOMETER:
-      case mjSENS_CLOCK:
-        break;
-      default:
-        return sensor_label(m, i) + ": sensor type not covered by the fast engine";
-    }
+    const std::string why = sensor_type_problem(m, i);
+    if (!why.empty()) return sensor_label(m, i) + why;
   }
   return {};
 }

@@ -100,8 +100,8 @@ void FastEngine::write_fixed(const State* st, double* sums, T* dst) const {
 template <class T>
 void FastEngine::write_joint_copies(const Inputs& in, int64_t row, T* dst) const {
   if (joint_pos_.empty() && joint_vel_.empty()) return;  // e.g. tracking selections
-  const double* qpos = in.qpos.row(row);
-  const double* qvel = in.qvel.row(row);
+  const double* qpos = in[kInQpos].row(row);
+  const double* qvel = in[kInQvel].row(row);
   for (const JointCopy& c : joint_pos_) dst[c.col] = static_cast<T>(qpos[c.adr]);
   for (const JointCopy& c : joint_vel_) dst[c.col] = static_cast<T>(qvel[c.adr]);
 }
@@ -218,9 +218,9 @@ bool FastEngine::any_clip(const Vals& v) const {
 void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
                       const Outputs& out, bool fixed) const {
   // Sensors, written straight into the caller's row.
-  if (out.sensordata.valid()) {
-    void* base = out.sensordata.row_base(row);
-    if (out.sensordata.type == OutType::kFloat64) {
+  if (out[kOutSensordata].valid()) {
+    void* base = out[kOutSensordata].row_base(row);
+    if (out[kOutSensordata].type == OutType::kFloat64) {
       write_sensors(sc, st, in, row, v, static_cast<double*>(base), fixed);
     } else {
       write_sensors(sc, st, in, row, v, static_cast<float*>(base), fixed);
@@ -230,30 +230,30 @@ void FastEngine::emit(Scratch& sc, const State* st, int64_t row, const Inputs& i
   // Body and site outputs.
   for (int64_t k = 0; k < static_cast<int64_t>(body_slots_.size()); ++k) {
     const State& x = st[body_slots_[k]];
-    if (out.body_pos.valid()) store_item(out.body_pos, row, k, x.pos);
-    if (out.body_quat.valid()) store_item(out.body_quat, row, k, x.quat);
-    if (out.body_angvel.valid()) store_item(out.body_angvel, row, k, x.w);
-    if (out.body_linvel.valid()) store_item(out.body_linvel, row, k, x.v);
+    if (out[kOutBodyPos].valid()) store_item(out[kOutBodyPos], row, k, x.pos);
+    if (out[kOutBodyQuat].valid()) store_item(out[kOutBodyQuat], row, k, x.quat);
+    if (out[kOutBodyAngvel].valid()) store_item(out[kOutBodyAngvel], row, k, x.w);
+    if (out[kOutBodyLinvel].valid()) store_item(out[kOutBodyLinvel], row, k, x.v);
     if (rel_slot_ >= 0) {
       const State& r = st[rel_slot_];
-      if (out.body_pos_rel.valid()) {
+      if (out[kOutBodyPosRel].valid()) {
         double pos[3];
         pos_in_frame(pos, x.pos, r.pos, r.mat);
-        store_item(out.body_pos_rel, row, k, pos);
+        store_item(out[kOutBodyPosRel], row, k, pos);
       }
-      if (out.body_quat_rel.valid()) {
+      if (out[kOutBodyQuatRel].valid()) {
         double q[4];
         quat_in_frame(q, x.quat, r.quat);
-        store_item(out.body_quat_rel, row, k, q);
+        store_item(out[kOutBodyQuatRel], row, k, q);
       }
     }
   }
-  if (out.site_pos.valid() || out.site_mat.valid()) {
+  if (out[kOutSitePos].valid() || out[kOutSiteMat].valid()) {
     for (int64_t k = 0; k < static_cast<int64_t>(sites_.size()); ++k) {
       double pos[3], mat[9];
       frame_pose(st, sites_[k], v, pos, mat);
-      if (out.site_pos.valid()) store_item(out.site_pos, row, k, pos);
-      if (out.site_mat.valid()) store_item(out.site_mat, row, k, mat);
+      if (out[kOutSitePos].valid()) store_item(out[kOutSitePos], row, k, pos);
+      if (out[kOutSiteMat].valid()) store_item(out[kOutSiteMat], row, k, mat);
     }
   }
 }

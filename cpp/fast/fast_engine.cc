@@ -28,10 +28,10 @@ FastEngine::Vals FastEngine::row_vals(const Inputs& in, int64_t row) const {
 bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                              char* /*message*/, std::size_t /*message_size*/) {
   Scratch& sc = scratch_[t];
-  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  const bool want_body_vel = out[kOutBodyLinvel].valid() || out[kOutBodyAngvel].valid();
   const bool want_vel = any_vel_sensor_ || want_body_vel;
-  const Row1 qpos{in.qpos.row(row)}, qvel{in.qvel.row(row)};
-  const Row1 mpos{row_or_null(in.mocap_pos, row)}, mquat{row_or_null(in.mocap_quat, row)};
+  const Row1 qpos{in[kInQpos].row(row)}, qvel{in[kInQvel].row(row)};
+  const Row1 mpos{row_or_null(in[kInMocapPos], row)}, mquat{row_or_null(in[kInMocapQuat], row)};
   if (sel_.model_fields.empty()) {
     kinematics(sc.states.data(), sc.anchors.data(), sc.halfangle.data(), qpos, qvel, mpos, mquat,
                TemplateKin{}, want_vel, want_body_vel);
@@ -54,15 +54,15 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
 void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
                               const Outputs& out) {
   Scratch& sc = scratch_[t];
-  const bool want_body_vel = out.body_linvel.valid() || out.body_angvel.valid();
+  const bool want_body_vel = out[kOutBodyLinvel].valid() || out[kOutBodyAngvel].valid();
   const bool want_vel = any_vel_sensor_ || want_body_vel;
   const bool fields = !sel_.model_fields.empty();
   const Vals va = fields ? row_vals(in, row_a) : template_vals_;
   const Vals vb = fields ? row_vals(in, row_b) : template_vals_;
-  const Row2 qpos{in.qpos.row(row_a), in.qpos.row(row_b)};
-  const Row2 qvel{in.qvel.row(row_a), in.qvel.row(row_b)};
-  const Row2 mpos{row_or_null(in.mocap_pos, row_a), row_or_null(in.mocap_pos, row_b)};
-  const Row2 mquat{row_or_null(in.mocap_quat, row_a), row_or_null(in.mocap_quat, row_b)};
+  const Row2 qpos{in[kInQpos].row(row_a), in[kInQpos].row(row_b)};
+  const Row2 qvel{in[kInQvel].row(row_a), in[kInQvel].row(row_b)};
+  const Row2 mpos{row_or_null(in[kInMocapPos], row_a), row_or_null(in[kInMocapPos], row_b)};
+  const Row2 mquat{row_or_null(in[kInMocapQuat], row_a), row_or_null(in[kInMocapQuat], row_b)};
   if (kin_fields_) {
     // Each lane reads its own row's values. Measured on the quadruped
     // tracking refresh with body_pos, body_quat, jnt_axis per row: see
@@ -77,10 +77,10 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), qpos, qvel, mpos, mquat,
                TemplateKin{}, want_vel, want_body_vel);
   }
-  if (out.sensordata.valid()) {
-    void* a = out.sensordata.row_base(row_a);
-    void* b = out.sensordata.row_base(row_b);
-    if (out.sensordata.type == OutType::kFloat64) {
+  if (out[kOutSensordata].valid()) {
+    void* a = out[kOutSensordata].row_base(row_a);
+    void* b = out[kOutSensordata].row_base(row_b);
+    if (out[kOutSensordata].type == OutType::kFloat64) {
       double* da = static_cast<double*>(a);
       double* db = static_cast<double*>(b);
       write_fixed_pair(sc.states2.data(), sc.sums2.data(), da, db);
@@ -97,11 +97,11 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   // Everything else reads one row's scalar States: split the lanes, unless
   // nothing else is written (a sensors-only tracking selection).
   const bool generic =
-      out.sensordata.valid() && (!sensors_.empty() || any_clip(va) || any_clip(vb));
-  const bool bodies =
-      !body_slots_.empty() && (out.body_pos.valid() || out.body_quat.valid() || want_body_vel ||
-                               out.body_pos_rel.valid() || out.body_quat_rel.valid());
-  const bool sites = !sites_.empty() && (out.site_pos.valid() || out.site_mat.valid());
+      out[kOutSensordata].valid() && (!sensors_.empty() || any_clip(va) || any_clip(vb));
+  const bool bodies = !body_slots_.empty() &&
+                      (out[kOutBodyPos].valid() || out[kOutBodyQuat].valid() || want_body_vel ||
+                       out[kOutBodyPosRel].valid() || out[kOutBodyQuatRel].valid());
+  const bool sites = !sites_.empty() && (out[kOutSitePos].valid() || out[kOutSiteMat].valid());
   if (!generic && !bodies && !sites) return;
   constexpr int kFields = sizeof(State) / sizeof(double);
   const int nslot = static_cast<int>(bodies_.size());

@@ -17,8 +17,10 @@
 //   throws std::invalid_argument naming the sensor (fast_uncovered,
 //   coverage.cc); the Python planner calls the same function
 //   (_core.fast_uncovered) and routes such selections to the exact engine.
-// - Files: plan.cc (visit planning, constructor), kinematics.h (pose and
-//   velocity pass, header-only so it inlines into fast_engine.cc's
+// - Files (one class, its members by file): fast_engine.cc (refresh_row,
+//   refresh_pair, the per-row values), plan.cc (visit planning,
+//   constructor), kinematics.h (pose and velocity pass, header-only so it
+//   inlines into fast_engine.cc's
 //   refresh_row/refresh_pair), sensors.cc (frame sensor maths), subtree.cc
 //   (subtree CoM, velocity and momentum: every body of the subtree is
 //   visited, with velocities for the momenta), joint_space.cc (tendon and
@@ -62,7 +64,8 @@
 //   (so body_subtreemass follows body_mass as in the exact engine, and
 //   equals the template's bit for bit on template values).
 // - Cost of fields (quadruped tracking refresh, body_pos + body_quat +
-//   jnt_axis per row, N=4096, 1 and 2 threads; bench.research.model_fields):
+//   jnt_axis per row, N=4096, 1 and 2 threads, 2-vCPU AMD EPYC VM;
+//   re-measure: python -m bench.research.model_fields --threads 1 2):
 //   1.20-1.26x the refresh without fields, made of the arithmetic of
 //   non-identity values (a model holding one row's values: 1.02-1.06x),
 //   reading them through the row's blocks (the same values for every row:
@@ -84,7 +87,8 @@
 // - Pairs: refresh_pair(t, a, b) runs the pose/velocity pass for rows a and
 //   b in the two lanes of SSE2 registers (same operations per lane, so each
 //   row gets the values refresh_row gives it), then writes their outputs
-//   row by row; about 1.3x the throughput of two refresh_row calls. With
+//   row by row; about 1.3x the throughput of two refresh_row calls (see
+//   pairs()). With
 //   per-row fields that the pose pass reads, each lane reads its own row's
 //   values (two-lane parameters), so pairs stay on.
 // - Threading: refresh_row/refresh_pair(t, ...) may run concurrently for
@@ -109,6 +113,10 @@ namespace mjrefresh {
 // otherwise why not, naming the first uncovered sensor (the planner shows
 // this text as the engine reason; tests pin parts of it).
 std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors);
+// The per-sensor half of fast_uncovered (sensors.cc, next to the code that
+// computes each type): "" if the engine computes sensor i, else why not
+// (": ..." to follow the sensor's label).
+std::string sensor_type_problem(const mjModel* m, int i);
 // Whether `tendon` is a fixed (joint) tendon.
 bool fixed_tendon(const mjModel* m, int tendon);
 // Empty if the engine computes the length and velocity of `actuator`'s
@@ -131,19 +139,20 @@ class FastEngine final : public RowEngine {
   // outputs are then written row by row. Never fails. Also with per-row
   // fields the pose pass reads: each lane then reads its own row's values.
   // Measured on the quadruped tracking refresh with body_pos, body_quat and
-  // jnt_axis per row (N=4096, 1 thread): 0.41 us/row in per-lane pairs
-  // against 0.66 us/row row by row (no fields: 0.35 us/row).
+  // jnt_axis per row (N=4096, 1 thread, 2-vCPU AMD EPYC VM): 0.41 us/row
+  // in per-lane pairs against 0.66 us/row row by row (no fields: 0.35
+  // us/row); re-measure: python -m bench.research.model_fields --threads 1,
+  // once with pairs() false.
   bool pairs() const override { return true; }
-  // Measured on the quadruped tracking refresh (2 cores, ~0.3 us/row): 256
-  // rows on 2 threads ran at 0.97x of 1 thread, 512 rows at 1.26x.
+  // Measured on the quadruped tracking refresh (2-vCPU AMD EPYC VM, ~0.3
+  // us/row): 256 rows on 2 threads ran at 0.97x of 1 thread, 512 rows at
+  // 1.26x (re-measure: python -m bench.micro --contenders mjrefresh_fast
+  // --n 256 512 --threads 1 2).
   int64_t min_rows_per_thread() const override { return 256; }
   int64_t memory_bytes() const override;
   int64_t participant_bytes() const override;
   void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
                     const Outputs& out) override;
-
-  // Bodies visited per row (world excluded), for tests and plan reporting.
-  int num_visited() const { return static_cast<int>(bodies_.size()) - 1; }
 
   // A frame rigidly attached to a visited body: what sensors and sites read.
   struct Frame {
@@ -197,7 +206,7 @@ class FastEngine final : public RowEngine {
     int jnt_begin = 0, jnt_end = 0;            // kJoints: range in joints_
     bool zero_pos = false, unit_quat = false;  // body_pos == 0, body_quat == 1
     bool vel_sensor = false;                   // velocity needed by a sensor
-    bool vel_body = false;                     // velocity needed by body_linvel/angvel
+    bool vel_body = false;                     // velocity needed by the body velocity outputs
     // Weld root without dofs (world, static or mocap): mj_objectVelocity
     // returns exact zeros for anything on it, before reading its pose, so
     // velocities are 0 even for a non-finite pose (3.11 tests

@@ -106,7 +106,8 @@ inline void normalize4(V2 q[4]) {
 // |x| <= 1e5: Cody-Waite reduction by pi/2 and the fdlibm kernels
 // (__kernel_sin/__kernel_cos coefficients), within ~2 ulp of the correctly
 // rounded values libm returns; about 3x cheaper than glibc's sincos, which
-// is a sixth of a hinge body's cost. Larger or non-finite x go to libm.
+// is a sixth of a hinge body's cost (2-vCPU AMD EPYC VM; callgrind:
+// python -m bench.research.instructions). Larger or non-finite x go to libm.
 // T = V2 computes both lanes at once (the quadrant fix-up per lane).
 constexpr double kTwoOverPi = 6.36619772367581382433e-01;
 constexpr double kPio2Hi = 1.57079632673412561417e+00;  // first 33 bits of pi/2

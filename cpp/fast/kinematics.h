@@ -8,7 +8,8 @@
 //   values, and must be inlined into refresh_row/refresh_pair (one TU,
 //   fast_engine.cc, the only includer): out of line it is measurably slower.
 //   GCC left the per-row-fields pair instantiation and body_velocity out of
-//   line on its own (+17% per row with fields), hence always_inline.
+//   line on its own (+17% per row with fields on the 2-vCPU AMD EPYC VM;
+//   re-measure: python -m bench.research.model_fields), hence always_inline.
 // - Reads only the engine's plan (bodies_, joints_, hinges_) and the given
 //   row data; writes only the given scratch arrays. Same operations per lane.
 #pragma once

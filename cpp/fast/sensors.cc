@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "fast/fast_engine.h"
 #include "fast/fast_kernels.h"
@@ -272,21 +273,21 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
       return;
     }
     case mjSENS_JOINTPOS:
-      vals[0] = in.qpos.row(row)[s.qadr];
+      vals[0] = in[kInQpos].row(row)[s.qadr];
       return;
     case mjSENS_JOINTVEL:
-      vals[0] = in.qvel.row(row)[s.dadr];
+      vals[0] = in[kInQvel].row(row)[s.dadr];
       return;
     case mjSENS_BALLQUAT:
       // mj_kinematics normalises the quaternions of qpos in place first.
-      copy4(vals, in.qpos.row(row) + s.qadr);
+      copy4(vals, in[kInQpos].row(row) + s.qadr);
       normalize4(vals);
       return;
     case mjSENS_BALLANGVEL:
-      copy3(vals, in.qvel.row(row) + s.dadr);
+      copy3(vals, in[kInQvel].row(row) + s.dadr);
       return;
     case mjSENS_CLOCK:
-      vals[0] = in.time.valid() ? *in.time.row(row) : 0.0;
+      vals[0] = in[kInTime].valid() ? *in[kInTime].row(row) : 0.0;
       return;
     case mjSENS_MAGNETOMETER: {
       // the world's magnetic field in the site's frame
@@ -299,11 +300,95 @@ void FastEngine::compute_sensor(const State* st, const Sensor& s, const Inputs& 
     case mjSENS_TENDONVEL:
     case mjSENS_ACTUATORPOS:
     case mjSENS_ACTUATORVEL:
-      vals[0] = joint_space(s, in.qpos.row(row), in.qvel.row(row));
+      vals[0] = joint_space(s, in[kInQpos].row(row), in[kInQvel].row(row));
       return;
     default:  // subtree sensors: subtree_sensor
       break;
   }
+}
+
+namespace {
+
+// Lower-case mjtObj name ("camera"), as Python's mjtObj(t).name would give.
+std::string object_type_name(int type) {
+  const char* name = mju_type2Str(type);
+  return name ? name : "unknown";
+}
+
+constexpr const char* kFrames = "xbody, body, geom, site and fixed-camera frames";
+
+// Frames the engine computes: bodies, geoms, sites and cameras that move
+// rigidly with their body (mjCAMLIGHT_FIXED; the other modes track targets
+// or subtree CoMs in mj_camlight).
+bool frame_type_ok(const mjModel* m, int objtype, int objid) {
+  if (objtype == mjOBJ_CAMERA) return m->cam_mode[objid] == mjCAMLIGHT_FIXED;
+  return objtype == mjOBJ_XBODY || objtype == mjOBJ_BODY || objtype == mjOBJ_GEOM ||
+         objtype == mjOBJ_SITE;
+}
+
+// Why a frame is not covered: its type, or the mode of a camera.
+std::string frame_problem(const mjModel* m, int objtype, int objid) {
+  if (objtype == mjOBJ_CAMERA) {
+    return "camera in mode " + std::to_string(m->cam_mode[objid]) + " (not 'fixed')";
+  }
+  return object_type_name(objtype);
+}
+
+}  // namespace
+
+// The sensor types this engine computes (the cases of compute_sensor above
+// and of the planner), and what each must be attached to.
+std::string sensor_type_problem(const mjModel* m, int i) {
+  switch (m->sensor_type[i]) {
+    case mjSENS_FRAMEPOS:
+    case mjSENS_FRAMEQUAT:
+    case mjSENS_FRAMEXAXIS:
+    case mjSENS_FRAMEYAXIS:
+    case mjSENS_FRAMEZAXIS:
+    case mjSENS_FRAMELINVEL:
+    case mjSENS_FRAMEANGVEL:
+      if (!frame_type_ok(m, m->sensor_objtype[i], m->sensor_objid[i])) {
+        return ": attached to a " + frame_problem(m, m->sensor_objtype[i], m->sensor_objid[i]) +
+               "; the fast engine covers " + kFrames;
+      }
+      if (m->sensor_refid[i] >= 0 && !frame_type_ok(m, m->sensor_reftype[i], m->sensor_refid[i])) {
+        return ": reference frame is a " +
+               frame_problem(m, m->sensor_reftype[i], m->sensor_refid[i]) +
+               "; the fast engine covers " + kFrames;
+      }
+      break;
+    case mjSENS_TENDONPOS:
+    case mjSENS_TENDONVEL:
+      if (!fixed_tendon(m, m->sensor_objid[i])) {
+        return ": spatial tendon; the fast engine covers fixed (joint) tendons";
+      }
+      break;
+    case mjSENS_ACTUATORPOS:
+    case mjSENS_ACTUATORVEL: {
+      if (m->opt.disableflags & mjDSBL_ACTUATION) {
+        return ": the model disables actuation (mjDSBL_ACTUATION), which zeroes actuator "
+               "velocities in mj_forward; the exact engine reproduces that";
+      }
+      const std::string why = transmission_problem(m, m->sensor_objid[i]);
+      if (!why.empty()) return ": " + why;
+      break;
+    }
+    case mjSENS_VELOCIMETER:
+    case mjSENS_GYRO:
+    case mjSENS_JOINTPOS:
+    case mjSENS_JOINTVEL:
+    case mjSENS_BALLQUAT:
+    case mjSENS_BALLANGVEL:
+    case mjSENS_SUBTREECOM:
+    case mjSENS_SUBTREELINVEL:
+    case mjSENS_SUBTREEANGMOM:
+    case mjSENS_MAGNETOMETER:
+    case mjSENS_CLOCK:
+      break;
+    default:
+      return ": sensor type not covered by the fast engine";
+  }
+  return {};
 }
 
 }  // namespace mjrefresh

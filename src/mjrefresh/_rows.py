@@ -12,8 +12,9 @@ wording (pinned by the tests, so callers can rely on them):
 * :data:`SIM_IDS` -- ``ids`` of the mjbatch-uni drop-in: int32/int64 ids,
   sorted and unique, as mjbatch-uni itself requires.
 
-The per-row dirty masks (``dirty`` of ``refresh_dirty_rows``) and the
-selection of the dirty rows among the rows a read returns are here too.
+The selection of the dirty rows among the rows a read returns is here too
+(a ``dirty`` mask of ``refresh_dirty_rows`` is checked and cleared by the
+native core).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-import mujoco
 import numpy as np
 
 from .outputs import as_array
@@ -153,14 +153,6 @@ def _min_max(ids: np.ndarray) -> tuple[int, int]:
     return int(ids.min()), int(ids.max())
 
 
-def qpos_rows(qpos: Any, model: mujoco.MjModel) -> np.ndarray:
-    """`qpos` as a 2-D array whose first axis is the N rows, or ValueError."""
-    q = as_array("qpos", qpos)
-    if q.ndim != 2:
-        raise ValueError(f"qpos: expected a 2-D array (N, {model.nq}), got shape {q.shape}")
-    return q
-
-
 def normalize_rows(name: str, rows: Any, n: int) -> int | slice | np.ndarray:
     """Validate `rows` for N = `n` rows and return an index into axis 0.
 
@@ -184,25 +176,6 @@ def normalize_rows(name: str, rows: Any, n: int) -> int | slice | np.ndarray:
             f"got {type(rows).__name__} {rows!r}"
         )
     return row_ids(name, rows, n, ENV_IDS)
-
-
-def dirty_mask(name: str, dirty: Any, n: int) -> np.ndarray:
-    """`dirty` as a writable 1-D bool array of length `n` (its entries get cleared).
-
-    Raises:
-        TypeError: not a 1-D bool array.
-        ValueError: the wrong length, or read-only.
-    """
-    mask = as_array(name, dirty)
-    if mask.dtype != np.bool_ or mask.ndim != 1:
-        raise TypeError(
-            f"{name}: expected a 1-D bool array, got dtype {mask.dtype} shape {mask.shape}"
-        )
-    if mask.shape[0] != n:
-        raise ValueError(f"{name}: expected length {n} (N), got {mask.shape[0]}")
-    if not mask.flags.writeable:
-        raise ValueError(f"{name}: expected a writable array (its entries are cleared)")
-    return mask
 
 
 def dirty_among(dirty: np.ndarray, rows: int | slice | np.ndarray | None) -> np.ndarray:

@@ -13,9 +13,8 @@ This module holds the read accessors; binding, marks and refreshes are in
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
-from typing import Any, Union
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Union
 
 import mujoco
 import numpy as np
@@ -23,41 +22,9 @@ import numpy as np
 from ._rows import RowsLike, is_int, normalize_rows
 from ._suggest import did_you_mean, model_names, unknown_name_hint
 from .cache_lifecycle import CacheLifecycle, CacheStats
-from .outputs import RefreshOutputs
+from .outputs import OUTPUTS, OutputSpec, RefreshOutputs
 
 __all__ = ["BodiesLike", "CacheStats", "RowsLike", "StateCache", "normalize_rows"]
-
-#: Read names of earlier releases -> the name they were renamed to. Reads are
-#: named like the outputs they return (``RefreshOutputs``, ``Refresher``), so
-#: there is one vocabulary; the old names stay for one release and warn.
-DEPRECATED_READS: dict[str, str] = {
-    "body_pos_w": "body_pos",
-    "body_quat_w": "body_quat",
-    "body_linvel_w": "body_linvel",
-    "body_angvel_w": "body_angvel",
-    "body_pos_b": "body_pos_rel",
-    "body_quat_b": "body_quat_rel",
-    "site_pos_w": "site_pos",
-    "site_mat_w": "site_mat",
-}
-
-
-def _deprecated_read(old: str, new: str) -> Any:
-    """A method `old` that warns (DeprecationWarning) and calls `new`."""
-
-    def read(self: StateCache, *args: Any, **kwargs: Any) -> np.ndarray:
-        warnings.warn(
-            f"StateCache.{old} is deprecated and will be removed in the next release; "
-            f"use StateCache.{new} (same values)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(self, new)(*args, **kwargs)
-
-    read.__name__ = read.__qualname__ = old
-    read.__doc__ = f"Deprecated alias of :meth:`{new}` (removed in the next release)."
-    return read
-
 
 #: What ``bodies`` accepts: None (all of the refresher's bodies), one body name
 #: or model body id (drops the body axis), or a sequence of them.
@@ -75,8 +42,9 @@ class StateCache(CacheLifecycle):
     * :meth:`mark_stepped` after physics (derived values are one substep
       stale), :meth:`mark_dirty` after writing state without a forward,
       :meth:`mark_fresh` after the backend's own forward/reset.
-    * ``body_pos``/``body_quat``/``body_linvel``/``body_angvel``
-      (world frame), ``body_pos_rel``/``body_quat_rel`` (in the refresher's
+    * one reader per body or site output of :class:`RefreshOutputs`, named
+      like it (``body_pos``, ..., in the world frame or, for the ``_rel``
+      ones, in the refresher's
       ``relative_to`` frame), :meth:`sensor` and :meth:`outputs` refresh, in
       one native call, the dirty rows among the rows they return, then return
       the values. Nothing else is refreshed: other dirty rows stay dirty.
@@ -128,13 +96,8 @@ class StateCache(CacheLifecycle):
         return arr
 
     def _why_missing(self, name: str) -> str:
-        if name.startswith("body_") and name.endswith("_rel"):
-            return "relative_to body (pass relative_to= to Refresher)"
-        if name.startswith("body_"):
-            return "bodies (pass bodies= to Refresher)"
-        if name.startswith("site_"):
-            return "sites (pass sites= to Refresher)"
-        return "sensors (pass sensors= or sensor_ranges= to Refresher)"
+        by = next(o.indexed_by for o in OUTPUTS if o.name == name)
+        return _MISSING[by]
 
     def _body_index(self, bodies: BodiesLike) -> Any:
         if bodies is None:
@@ -207,41 +170,15 @@ class StateCache(CacheLifecycle):
         rows = self._prepare(env_ids)
         return self._take(arr, rows, cols)
 
-    def body_pos(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
-        """World position of the bodies' frames, ``(N, B, 3)`` (rows/bodies selectable)."""
-        return self._read_items("body_pos", bodies, env_ids)
-
-    def body_quat(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
-        """World orientation (w, x, y, z) of the bodies' frames, ``(N, B, 4)``."""
-        return self._read_items("body_quat", bodies, env_ids)
-
-    def body_linvel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
-        """World linear velocity of the bodies' frame origins, ``(N, B, 3)``."""
-        return self._read_items("body_linvel", bodies, env_ids)
-
-    def body_angvel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
-        """World angular velocity of the bodies, ``(N, B, 3)``."""
-        return self._read_items("body_angvel", bodies, env_ids)
-
-    def body_pos_rel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
-        """Position of the bodies in the ``relative_to`` body's frame, ``(N, B, 3)``."""
-        return self._read_items("body_pos_rel", bodies, env_ids)
-
-    def body_quat_rel(self, bodies: BodiesLike = None, env_ids: RowsLike = None) -> np.ndarray:
-        """Orientation of the bodies in the ``relative_to`` body's frame, ``(N, B, 4)``."""
-        return self._read_items("body_quat_rel", bodies, env_ids)
-
-    def site_pos(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
-        """World position of the refresher's sites, ``(N, S, 3)``."""
+    def _read_sites(self, name: str, sites: None, env_ids: RowsLike) -> np.ndarray:
         self._check_no_subset(sites)
-        arr = self._output("site_pos")
+        arr = self._output(name)
         return self._take(arr, self._prepare(env_ids), None)
 
-    def site_mat(self, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
-        """World orientation matrix (row-major) of the refresher's sites, ``(N, S, 9)``."""
-        self._check_no_subset(sites)
-        arr = self._output("site_mat")
-        return self._take(arr, self._prepare(env_ids), None)
+    if TYPE_CHECKING:
+        # One reader per item output of the native table, made below
+        # (body_pos, ...): (bodies or sites=None, env_ids=None).
+        def __getattr__(self, name: str) -> Callable[..., np.ndarray]: ...
 
     @staticmethod
     def _check_no_subset(sites: object) -> None:
@@ -322,5 +259,51 @@ class StateCache(CacheLifecycle):
         return RefreshOutputs(**{k: v[rows] for k, v in self._outputs.items()})
 
 
-for _old, _new in DEPRECATED_READS.items():
-    setattr(StateCache, _old, _deprecated_read(_old, _new))
+#: Why a reader returns nothing, by what its output is indexed by.
+_MISSING = {
+    "bodies": "bodies (pass bodies= to Refresher)",
+    "relative": "relative_to body (pass relative_to= to Refresher)",
+    "sites": "sites (pass sites= to Refresher)",
+    "sensordata": "sensors (pass sensors= or sensor_ranges= to Refresher)",
+}
+_WHAT = {
+    "bodies": ("bodies", "B", "the world frame"),
+    "relative": ("bodies", "B", "the refresher's relative_to body's frame"),
+    "sites": ("sites", "S", "the world frame"),
+}
+
+
+def _reader(spec: OutputSpec) -> Callable[..., np.ndarray]:
+    """The StateCache reader of one item output of the native table."""
+    items, letter, frame = _WHAT[spec.indexed_by]
+    name = spec.name
+    if spec.indexed_by == "sites":
+
+        def read(self: StateCache, sites: None = None, env_ids: RowsLike = None) -> np.ndarray:
+            return self._read_sites(name, sites, env_ids)
+
+    else:
+
+        def read(  # type: ignore[misc]
+            self: StateCache, bodies: BodiesLike = None, env_ids: RowsLike = None
+        ) -> np.ndarray:
+            return self._read_items(name, bodies, env_ids)
+
+    read.__name__ = read.__qualname__ = name
+    read.__doc__ = (
+        f"``{name}`` of the refresher's {items}, ``(N, {letter}, {spec.width})``, in {frame} "
+        f"(as :class:`~mjrefresh.RefreshOutputs` defines it), refreshed as needed. "
+        f"`{'sites' if letter == 'S' else 'bodies'}`: "
+        + (
+            "None only (all of the refresher's sites)."
+            if letter == "S"
+            else "None (all), one body name or model id (drops the body axis), or a sequence."
+        )
+        + " `env_ids`: None (all rows), an int, a slice, row ids or a bool mask."
+    )
+    return read
+
+
+for _spec in OUTPUTS:
+    if _spec.indexed_by != "sensordata":
+        setattr(StateCache, _spec.name, _reader(_spec))

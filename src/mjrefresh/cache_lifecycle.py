@@ -19,7 +19,7 @@ import numpy as np
 
 from ._rows import RowsLike, dirty_among, is_int, normalize_rows
 from .bound_refresh import BoundRefresh, RefreshError
-from .outputs import RefreshOutputs, as_array
+from .outputs import INPUT_NAMES, RefreshOutputs
 from .refresher import Refresher
 
 _Cache = TypeVar("_Cache", bound="CacheLifecycle")
@@ -73,50 +73,6 @@ class CacheStats:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _state_inputs(
-    refresher: Refresher, n: int, qpos: Any, qvel: Any, mocap_pos: Any, mocap_quat: Any, time: Any
-) -> dict[str, np.ndarray]:
-    """The backend's state arrays, checked against N = `n` rows of the refresher's model."""
-    model = refresher.model
-    inputs: dict[str, np.ndarray] = {}
-    for name, value, width in (("qpos", qpos, model.nq), ("qvel", qvel, model.nv)):
-        a = as_array(name, value)
-        if a.ndim != 2 or a.shape != (n, width):
-            raise ValueError(f"{name}: expected shape ({n}, {width}), got {a.shape}")
-        inputs[name] = a
-    if model.nmocap:
-        for name, value, width in (("mocap_pos", mocap_pos, 3), ("mocap_quat", mocap_quat, 4)):
-            if value is None:
-                raise ValueError(
-                    f"{name}: the model has {model.nmocap} mocap bodies; expected an array "
-                    f"of shape ({n}, {model.nmocap}, {width}), got None"
-                )
-            a = as_array(name, value)
-            if a.shape != (n, model.nmocap, width):
-                raise ValueError(
-                    f"{name}: expected shape ({n}, {model.nmocap}, {width}), got {a.shape}"
-                )
-            inputs[name] = a
-    if time is not None:
-        if (
-            is_int(time)
-            or isinstance(time, (float, np.floating))
-            or (isinstance(time, np.ndarray) and time.ndim == 0)
-        ):
-            t = np.full(n, float(time))
-        else:
-            t = as_array("time", time)
-            if t.shape != (n,):
-                raise ValueError(f"time: expected a scalar or shape ({n},), got {t.shape}")
-        inputs["time"] = t
-    elif refresher.plan.needs_time:
-        raise ValueError(
-            "time: the refresher selects a clock sensor; expected a scalar or an "
-            f"({n},) float64 array, got None"
-        )
-    return inputs
-
-
 class CacheLifecycle:
     """Per-row dirty tracking and on-demand refresh over one :class:`Refresher`.
 
@@ -131,13 +87,10 @@ class CacheLifecycle:
         *,
         qpos: Any,
         qvel: Any,
-        mocap_pos: Any = None,
-        mocap_quat: Any = None,
-        time: Any = None,
         dtype: type | np.dtype = np.float64,
         backend_outputs: Iterable[str] = (),
         model_fields: Mapping[str, Any] | None = None,
-        **outputs: Any,
+        **arrays: Any,
     ) -> None:
         if not isinstance(refresher, Refresher):
             raise TypeError(
@@ -148,10 +101,12 @@ class CacheLifecycle:
         n = int(num_envs)
         self._refresher = refresher
         self._n = n
-        inputs = _state_inputs(refresher, n, qpos, qvel, mocap_pos, mocap_quat, time)
-
-        # An output passed as None is allocated by the cache, like an omitted one.
-        outputs = {k: v for k, v in outputs.items() if v is not None}
+        # The other inputs (mocap_pos, ..., as the native table names them)
+        # and the outputs, by name; an output passed as None is allocated by
+        # the cache, like an omitted one.
+        inputs = {"qpos": qpos, "qvel": qvel}
+        inputs.update({k: v for k, v in arrays.items() if k in INPUT_NAMES})
+        outputs = {k: v for k, v in arrays.items() if k not in inputs and v is not None}
         backend = tuple(backend_outputs)
         for name in backend:
             if name not in outputs:
@@ -161,8 +116,9 @@ class CacheLifecycle:
                 )
         outputs = {k: _as_output(k, v) for k, v in outputs.items()}
         out = refresher.outputs(n, dtype, **outputs)
-        # Full validation (dtypes, shapes, strides, writability, overlaps)
-        # once, on these very arrays; every refresh reuses the binding.
+        # Full validation (dtypes, shapes, strides, writability, overlaps),
+        # by the native core, once, on these very arrays; every refresh
+        # reuses the binding.
         self._bound = self._bind(inputs, out, model_fields)
         self._inputs = self._bound.inputs
         self._out = out
@@ -328,21 +284,14 @@ class CacheLifecycle:
 
     def _bind(
         self,
-        inputs: dict[str, np.ndarray],
+        inputs: dict[str, Any],
         out: RefreshOutputs,
         model_fields: Mapping[str, Any] | None,
     ) -> BoundRefresh:
-        """The validated refresh over `inputs` and `out` (a backend whose state
-        is not in arrays, like a list of ``MjData``, binds its own)."""
-        return self._refresher.bind(
-            inputs["qpos"],
-            inputs["qvel"],
-            out,
-            mocap_pos=inputs.get("mocap_pos"),
-            mocap_quat=inputs.get("mocap_quat"),
-            time=inputs.get("time"),
-            model_fields=model_fields,
-        )
+        """The checked refresh over `inputs` (names to arrays or None) and
+        `out`, for N = num_envs rows (a backend whose state is not in arrays,
+        like a list of ``MjData``, binds its own)."""
+        return self._refresher._bind(inputs, out, model_fields, num_envs=self._n)
 
     def _before_refresh(self, ids: np.ndarray) -> None:
         """Hook for backends whose state must be gathered first (no-op here)."""

@@ -12,10 +12,9 @@ import mujoco
 import numpy as np
 
 from ._native import core as _core
-from ._rows import dirty_mask, qpos_rows, row_ids
-from .bound_refresh import BoundRefresh, bind_checked
+from .bound_refresh import BoundRefresh
 from .bound_refresh import RefreshError as RefreshError  # importable from here too
-from .outputs import ITEM_WIDTH, OUTPUT_NAMES, RefreshOutputs, as_array
+from .outputs import INPUT_NAMES, OUTPUT_NAMES, RefreshOutputs, as_array
 from .plan import RefreshPlan, build_plan
 
 # Stage name -> bit of the native Stage flag enum (names as in plan.py).
@@ -61,14 +60,28 @@ def _check_cpu_ids(cpu_ids: object) -> list[int]:
     return ids
 
 
+def _optional_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """`inputs` (keyword arguments), each a name of the native input table
+    other than qpos and qvel, or TypeError."""
+    allowed = [name for name in INPUT_NAMES if name not in ("qpos", "qvel")]
+    for name in inputs:
+        if name not in allowed:
+            raise TypeError(
+                f"{name}: unexpected keyword argument; the inputs besides qpos and qvel are "
+                f"{', '.join(allowed)} (and model_fields)"
+            )
+    return dict(inputs)
+
+
 class Refresher:
     """Refreshes position/velocity-derived MuJoCo state for many rows at once.
 
     Construction plans the refresh once (:attr:`plan`): which outputs are
     written and which MuJoCo stages that needs. Sensors that a refresh cannot
-    compute correctly (acceleration-stage, constraint-row, energy, user,
-    plugin and delayed/interval sensors) are rejected here with a ValueError
-    naming the sensor and the reason.
+    compute correctly (acceleration-stage, user, plugin and delayed/interval
+    sensors; see :func:`mjrefresh.plan.refresh_refusals`) are rejected here
+    with a ValueError (:class:`~mjrefresh.PlanError`) naming the sensor and
+    the reason.
 
     The model is copied into the native core (deleting or editing the Python
     ``MjModel`` afterwards does not affect the refresher); the refresher keeps
@@ -77,10 +90,10 @@ class Refresher:
     Args:
         model: the ``mujoco.MjModel`` every row shares.
         bodies: bodies (names or ids) whose world pose and velocity are
-            written to ``body_pos/body_quat/body_linvel/body_angvel``.
-        relative_to: optional body; also write ``body_pos_rel/body_quat_rel``
+            written to the body outputs (:class:`RefreshOutputs`).
+        relative_to: optional body; also write the relative body outputs
             (pose of `bodies` in this body's frame).
-        sites: sites whose world pose is written to ``site_pos/site_mat``.
+        sites: sites whose world pose is written to the site outputs.
         sensors: sensor names or ids whose ``sensordata`` columns are written.
         sensor_ranges: ``(start, stop)`` sensordata column ranges to write
             (adjacent and overlapping ranges are merged).
@@ -193,21 +206,11 @@ class Refresher:
 
     # --------------------------------------------------------------- outputs
     def output_shapes(self, num_envs: int) -> dict[str, tuple[int, ...]]:
-        """Shapes of the outputs this plan writes, for `num_envs` rows."""
-        p = self._plan
-        shapes: dict[str, tuple[int, ...]] = {}
-        if p.body_ids:
-            for name in ("body_pos", "body_quat", "body_linvel", "body_angvel"):
-                shapes[name] = (num_envs, len(p.body_ids), ITEM_WIDTH[name])
-        if p.relative_to_id is not None:
-            for name in ("body_pos_rel", "body_quat_rel"):
-                shapes[name] = (num_envs, len(p.body_ids), ITEM_WIDTH[name])
-        if p.site_ids:
-            for name in ("site_pos", "site_mat"):
-                shapes[name] = (num_envs, len(p.site_ids), ITEM_WIDTH[name])
-        if p.column_ranges:
-            shapes["sensordata"] = (num_envs, self._model.nsensordata)
-        return shapes
+        """Shapes of the outputs this plan writes, for `num_envs` rows (from
+        the native output table and the selection)."""
+        return {
+            str(k): tuple(int(d) for d in v) for k, v in self._core.output_shapes(num_envs).items()
+        }
 
     def outputs(
         self, num_envs: int, dtype: type | np.dtype = np.float64, **arrays: Any
@@ -233,7 +236,11 @@ class Refresher:
             if name not in shapes:
                 raise ValueError(f"{name}: this plan does not write {name}")
         values = {
-            name: (as_array(name, arrays[name]) if name in arrays else np.zeros(shape, dt))
+            name: (
+                as_array(name, arrays[name], written=True)
+                if name in arrays
+                else np.zeros(shape, dt)
+            )
             for name, shape in shapes.items()
         }
         return RefreshOutputs(**values)
@@ -244,24 +251,22 @@ class Refresher:
         qpos: Any,
         qvel: Any,
         out: RefreshOutputs,
-        mocap_pos: Any = None,
-        mocap_quat: Any = None,
-        time: Any = None,
+        *,
         model_fields: Mapping[str, Any] | None = None,
+        **inputs: Any,
     ) -> BoundRefresh:
-        """Validate these arrays once and return a call that refreshes their rows.
+        """Check these arrays once and return a call that refreshes their rows.
 
         Runs every check of :meth:`refresh` (types, dtypes, shapes, strides,
         writability, memory overlaps, model fields, the clock-sensor time
-        rule) now, so the returned :class:`BoundRefresh` only parses rows and
-        enters the native core (which still checks dtypes, shapes and row ids
-        on every call). For callers that refresh the same arrays many times,
-        such as :class:`~mjrefresh.StateCache`.
+        rule) now, in the native core, which keeps the arrays: the returned
+        :class:`BoundRefresh` only parses rows (the core checks them against
+        the bound arrays). For callers that refresh the same arrays many
+        times, such as :class:`~mjrefresh.StateCache`.
 
         Args:
-            qpos, qvel, out, mocap_pos, mocap_quat, time, model_fields: as for
-                :meth:`refresh`; kept (not copied) and read or written in
-                place by every call.
+            qpos, qvel, out, model_fields, **inputs: as for :meth:`refresh`;
+                kept (not copied) and read or written in place by every call.
 
         Returns:
             ``bound``: ``bound(rows)``/``bound.refresh(rows)`` and
@@ -272,12 +277,8 @@ class Refresher:
             TypeError, ValueError: a bad argument.
             RuntimeError: the refresher is closed.
         """
-        q = self._qpos_rows(qpos)
-        bound = bind_checked(
-            self, self._core.run, q, qvel, out, mocap_pos, mocap_quat, time, model_fields
-        )
-        bound.refresh(np.empty(0, dtype=np.int64))  # the native checks, once
-        return bound
+        given = {"qpos": qpos, "qvel": qvel, **_optional_inputs(inputs)}
+        return self._bind(given, out, model_fields)
 
     def refresh(
         self,
@@ -285,25 +286,27 @@ class Refresher:
         qpos: Any,
         qvel: Any,
         out: RefreshOutputs,
-        mocap_pos: Any = None,
-        mocap_quat: Any = None,
-        time: Any = None,
+        *,
         model_fields: Mapping[str, Any] | None = None,
+        **inputs: Any,
     ) -> int:
         """Refresh `rows` and write their outputs into `out`.
 
         Args:
-            rows: sorted unique int32/int64 row ids, or a bool mask of length N.
+            rows: sorted unique row ids of any integer dtype, or a bool mask of
+                length N.
             qpos, qvel: ``(N, nq)``/``(N, nv)`` float64 state, last axis
                 contiguous, any row stride (read in place).
             out: the arrays to write (see :meth:`outputs`).
-            mocap_pos, mocap_quat: ``(N, nmocap, 3|4)`` float64, required when
-                the model has mocap bodies.
-            time: ``d.time`` per row (scalar or ``(N,)``), required when a
-                clock sensor is selected; otherwise 0.
             model_fields: ``{name: (N, ...) float64 array}`` for exactly the
                 fields declared at construction (read in place; any row
                 stride, each row's values contiguous).
+            **inputs: the other inputs of the native table
+                (:data:`mjrefresh.outputs.INPUT_NAMES`), by name:
+                ``mocap_pos``, ``mocap_quat``: ``(N, nmocap, 3|4)`` float64,
+                required when the model has mocap bodies; ``time``: ``d.time``
+                per row (scalar or ``(N,)``), required when a clock sensor is
+                selected, otherwise 0.
 
         Returns:
             The number of rows refreshed.
@@ -313,13 +316,7 @@ class Refresher:
             RefreshError: MuJoCo raised an error in some rows (the others
                 were refreshed).
         """
-        q = self._qpos_rows(qpos)
-        ids = row_ids("rows", rows, q.shape[0])
-        bound = bind_checked(
-            self, self._core.run, q, qvel, out, mocap_pos, mocap_quat, time, model_fields
-        )
-        bound._refresh_ids(ids)
-        return int(ids.shape[0])
+        return self.bind(qpos, qvel, out, model_fields=model_fields, **inputs).refresh(rows)
 
     def refresh_dirty_rows(
         self,
@@ -327,25 +324,44 @@ class Refresher:
         qpos: Any,
         qvel: Any,
         out: RefreshOutputs,
-        mocap_pos: Any = None,
-        mocap_quat: Any = None,
-        time: Any = None,
+        *,
         model_fields: Mapping[str, Any] | None = None,
+        **inputs: Any,
     ) -> int:
         """Refresh the rows where `dirty` is true, then clear those entries.
 
         `dirty` is a writable bool array of length N. Returns the number of
         rows refreshed. On a RefreshError the failing rows stay dirty.
         """
-        mask = as_array("dirty", dirty)
-        q = self._qpos_rows(qpos)
-        ids = np.flatnonzero(dirty_mask("dirty", mask, q.shape[0]))
-        if ids.size == 0:
-            return 0
-        bound = bind_checked(
-            self, self._core.run, q, qvel, out, mocap_pos, mocap_quat, time, model_fields
-        )
-        return bound._refresh_dirty_ids(mask, ids)
+        bound = self.bind(qpos, qvel, out, model_fields=model_fields, **inputs)
+        return bound.refresh_dirty_rows(dirty)
+
+    def _bind(
+        self,
+        inputs: Mapping[str, Any],
+        out: RefreshOutputs,
+        model_fields: Mapping[str, Any] | None,
+        num_envs: int | None = None,
+    ) -> BoundRefresh:
+        """The native bind of `inputs` (names to arrays or None) and `out`
+        (N: `num_envs`, or qpos's first axis)."""
+        if not isinstance(out, RefreshOutputs):
+            raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
+        given = {k: v for k, v in inputs.items() if v is not None}
+        native = self._core.bind({**given, **out.arrays()}, model_fields, num_envs)
+        return BoundRefresh(native, given, out)
+
+    def _bind_mjdata(
+        self, datas: Sequence[mujoco.MjData], out: RefreshOutputs, write_poses: bool
+    ) -> BoundRefresh:
+        """The native bind of rows kept in `datas` (checked by the caller,
+        which keeps them alive) and of `out`."""
+        if not isinstance(out, RefreshOutputs):
+            raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
+        addresses = np.array([d._address for d in datas], dtype=np.int64)
+        tables = self._core.mjdata_rows(addresses)
+        native = self._core.bind_mjdata(tables, out.arrays(), self._plan.needs_time, write_poses)
+        return BoundRefresh(native, {}, out, keep=list(datas))
 
     def close(self) -> None:
         """Stop the worker threads and free the scratch state (idempotent)."""
@@ -363,8 +379,3 @@ class Refresher:
             "fused kernels" if self._plan.engine == "fast" else f"{len(self._plan.stages)} stages"
         )
         return f"<mjrefresh.Refresher {self._plan.engine}, {work}, {state}>"
-
-    # -------------------------------------------------------------- internal
-    def _qpos_rows(self, qpos: Any) -> np.ndarray:
-        """`qpos` as an array with rows (N is its first axis), or ValueError."""
-        return qpos_rows(qpos, self._model)

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._rows import qpos_rows
 from ..cache import StateCache
+from ..outputs import RefreshOutputs, as_array
 from ..refresher import Refresher
 from ._checks import check_refresher
 
@@ -18,33 +18,30 @@ def bind_arrays(
     qpos: Any,
     qvel: Any,
     *,
-    mocap_pos: Any = None,
-    mocap_quat: Any = None,
-    time: Any = None,
     dtype: type | np.dtype = np.float64,
     backend_outputs: Iterable[str] = (),
     model_fields: Mapping[str, Any] | None = None,
-    **outputs: Any,
+    **arrays: Any,
 ) -> StateCache:
     """A :class:`StateCache` over plain ``(N, nq)``/``(N, nv)`` state arrays.
 
     N is ``qpos.shape[0]``. The arrays are read in place at every refresh (any
-    row stride, contiguous last axis). Output arrays may be supplied by name
-    (numpy, torch CPU tensors, float32 allowed); the others are allocated.
-    See :class:`StateCache` for the arguments.
+    row stride, contiguous last axis). The other inputs (``mocap_pos``,
+    ``mocap_quat``, ``time``) and output arrays are passed by name (outputs:
+    numpy, torch CPU tensors, float32 allowed); outputs not passed are
+    allocated. See :class:`StateCache` for the arguments.
     """
     check_refresher(refresher)
-    q = qpos_rows(qpos, refresher.model)
+    q = as_array("qpos", qpos)
+    if q.ndim != 2:
+        refresher.bind(q, qvel, RefreshOutputs())  # raises the core's qpos error
     return StateCache(
         refresher,
         q.shape[0],
         qpos=q,
         qvel=qvel,
-        mocap_pos=mocap_pos,
-        mocap_quat=mocap_quat,
-        time=time,
         dtype=dtype,
         backend_outputs=backend_outputs,
         model_fields=model_fields,
-        **outputs,
+        **arrays,
     )

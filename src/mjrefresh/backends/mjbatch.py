@@ -108,9 +108,10 @@ class MjbatchSensorRefresher:
     and leaves acceleration-stage sensor columns inside the ranges unchanged
     (mjbatch-uni 0.2.5 copies its worker's scratch values there, which belong
     to another simulation). Differences: a range covering a sensor a refresh
-    cannot compute (joint/tendon limit, energy, user, plugin, delayed) raises
-    :class:`~mjrefresh.PlanError`; pending float32-bound input writes are not
-    applied (the state rows are read as they are).
+    cannot compute (user, plugin, delayed/interval; acceleration-stage ones
+    are left alone, as above) raises :class:`~mjrefresh.PlanError`; pending
+    float32-bound input writes are not applied (the state rows are read as
+    they are).
 
     One :class:`~mjrefresh.Refresher` is planned per distinct set of ranges
     and kept (the ``max_plans`` most recent); :meth:`close` stops their threads.

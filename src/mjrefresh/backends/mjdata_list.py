@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mujoco
-import numpy as np
 
 from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
@@ -28,7 +27,7 @@ class MjDataListCache(StateCache):
     sites. Afterwards those fields equal what ``mj_forward`` gives; every
     other field, including acceleration-stage sensors, is unchanged. Body
     poses, velocities and relative poses are read from the cache
-    (``body_pos``, ``body_linvel``, ``body_pos_rel``, ...). No Python runs
+    (``body_pos`` and the other body readers). No Python runs
     per row.
 
     The ``MjData`` are checked once here: each must be a ``mujoco.MjData``
@@ -61,20 +60,12 @@ class MjDataListCache(StateCache):
         n = len(datas)
         self._datas = datas
         self._write_poses = bool(write_poses)
-        m = refresher.model
-        # Placeholders for the base class's shape checks: the state is read
-        # from the MjData, never from these (np.empty touches no memory).
-        kw: dict[str, Any] = {}
-        if m.nmocap:
-            kw["mocap_pos"] = np.empty((n, m.nmocap, 3))
-            kw["mocap_quat"] = np.empty((n, m.nmocap, 4))
-        if refresher.plan.needs_time:
-            kw["time"] = np.empty(n)
-        super().__init__(refresher, n, qpos=np.empty((n, m.nq)), qvel=np.empty((n, m.nv)), **kw)
+        # The state is read from the MjData (this binding's _bind), not from arrays.
+        super().__init__(refresher, n, qpos=None, qvel=None)
 
     def _bind(
         self,
-        inputs: dict[str, np.ndarray],
+        inputs: dict[str, Any],
         out: RefreshOutputs,
         model_fields: Mapping[str, Any] | None,
     ) -> BoundRefresh:

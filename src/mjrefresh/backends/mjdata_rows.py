@@ -25,20 +25,15 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from ..bound_refresh import BoundRefresh, _checked_outputs
-from ..outputs import RefreshOutputs
+from ..bound_refresh import BoundRefresh
+from ..outputs import OUTPUTS, RefreshOutputs
 from ..refresher import Refresher
 from ._checks import check_refresher
 
 #: Outputs the core copies into each ``MjData`` -> the ``MjData`` field
-#: (all but ``sensordata`` only with ``write_poses=True``).
-MIRRORED = {
-    "sensordata": "sensordata",
-    "body_pos": "xpos",
-    "body_quat": "xquat",
-    "site_pos": "site_xpos",
-    "site_mat": "site_xmat",
-}
+#: (all but ``sensordata`` only with ``write_poses=True``), from the
+#: native output table.
+MIRRORED = {o.name: o.mjdata_field for o in OUTPUTS if o.mjdata_field is not None}
 
 
 def check_datas(refresher: Refresher, datas: Any) -> list[mujoco.MjData]:
@@ -88,25 +83,6 @@ def check_datas(refresher: Refresher, datas: Any) -> list[mujoco.MjData]:
     return datas
 
 
-class _MjDataRun:
-    """The native run over bound ``MjData``: holds them, so they stay alive as
-    long as the native pointer tables built from their addresses."""
-
-    __slots__ = ("_datas", "_poses", "_run", "_tables", "_with_time")
-
-    def __init__(self, refresher: Refresher, datas: list[mujoco.MjData], poses: bool) -> None:
-        self._datas = datas
-        self._poses = poses
-        addresses = np.array([d._address for d in datas], dtype=np.int64)
-        self._tables = refresher._core.mjdata_rows(addresses)
-        self._run = refresher._core.run_mjdata
-        self._with_time = refresher.plan.needs_time
-
-    def __call__(self, rows: np.ndarray, **outputs: Any) -> tuple[list[int], str]:
-        # `outputs` may carry `dirty` (the mask the call clears).
-        return self._run(rows, self._tables, self._with_time, self._poses, **outputs)
-
-
 def bind_mjdata(
     refresher: Refresher, datas: Any, out: RefreshOutputs, *, write_poses: bool = False
 ) -> BoundRefresh:
@@ -132,22 +108,10 @@ def bind_mjdata(
         RuntimeError: the refresher is closed.
     """
     check_refresher(refresher)
-    if refresher.closed:
-        raise RuntimeError("Refresher is closed")
     datas = check_datas(refresher, datas)
-    if not isinstance(out, RefreshOutputs):
-        raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
-    written = _checked_outputs(refresher, out, len(datas))
-    for name, a in written.items():
-        mirrored = name == "sensordata" or (write_poses and name in MIRRORED)
-        if mirrored and a.dtype != np.float64:
-            raise TypeError(
-                f"out.{name}: expected dtype float64 (it is copied into each "
-                f"MjData.{MIRRORED[name]}), got {a.dtype}"
-            )
-    bound = BoundRefresh(_MjDataRun(refresher, datas, write_poses), len(datas), {}, out, written)
-    bound.refresh(np.empty(0, dtype=np.int64))  # the native checks, once
-    return bound
+    # The native core checks `out` (and that what is copied into the MjData
+    # is float64) and keeps the tables; the list keeps the MjData alive.
+    return refresher._bind_mjdata(datas, out, write_poses)
 
 
 def refresh_mjdata(

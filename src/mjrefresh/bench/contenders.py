@@ -16,7 +16,6 @@ installed; :func:`availability` says why one is skipped.
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable
 
 import mujoco
@@ -29,13 +28,14 @@ from mjrefresh.bench.availability import (
 )
 from mjrefresh.bench.stage_loop import python_stage_loop
 from mjrefresh.bench.workloads import Problem
+from mjrefresh.outputs import OUTPUTS
 
 
-def _axes(site_mat: np.ndarray) -> np.ndarray:
+def _axes(mat: np.ndarray) -> np.ndarray:
     """(N, S, 9) row-major rotation matrices as their x, y, z axes (columns),
     the layout of framexaxis/frameyaxis/framezaxis sensors."""
-    n, s, _ = site_mat.shape
-    return site_mat.reshape(n, s, 3, 3).transpose(0, 1, 3, 2).reshape(n, s, 9)
+    n, s, _ = mat.shape
+    return mat.reshape(n, s, 3, 3).transpose(0, 1, 3, 2).reshape(n, s, 9)
 
 
 class Unsupported(Exception):
@@ -269,14 +269,22 @@ class _MjrefreshEngine(Contender):
         full = np.full((self.problem.n, self.problem.model.nsensordata), np.nan)
         if self.out.sensordata is not None:
             full[:, : sel.block_start] = self.out.sensordata
+        # The appended block holds, per body, a frame sensor per world body
+        # output and, per site, its position and axes, in the output table's
+        # order (Selection); a site's 9-wide matrix is compared as its axes.
         o, n = self.out, self.problem.n
         blocks: list[np.ndarray] = []
-        if sel.bodies:
-            body = (o.body_pos, o.body_quat, o.body_linvel, o.body_angvel)
-            blocks.append(np.concatenate([_written(a) for a in body], axis=2).reshape(n, -1))
-        if sel.sites:
-            site = (_written(o.site_pos), _axes(_written(o.site_mat)))
-            blocks.append(np.concatenate(site, axis=2).reshape(n, -1))
+        for by, chosen in (("bodies", sel.bodies), ("sites", sel.sites)):
+            if not chosen:
+                continue
+            arrays = [
+                _axes(_written(getattr(o, s.name)))
+                if s.width == 9
+                else _written(getattr(o, s.name))
+                for s in OUTPUTS
+                if s.indexed_by == by
+            ]
+            blocks.append(np.concatenate(arrays, axis=2).reshape(n, -1))
         if blocks:
             full[:, sel.block_start :] = np.concatenate(blocks, axis=1)
         return full
@@ -289,11 +297,10 @@ class _MjrefreshEngine(Contender):
         """Seconds the planned MuJoCo stage functions alone take for the rows
         of ``mask`` on one thread (timed inside the core, no outputs written),
         or None when the engine has no such hook (only the exact engine)."""
-        core: typing.Any = getattr(self.refresher, "_core", None)
-        if self.engine != "exact" or not hasattr(core, "stage_seconds"):
+        if self.engine != "exact":
             return None
-        rows = np.flatnonzero(mask).astype(np.int64)
-        return float(core.stage_seconds(rows, self.problem.qpos, self.problem.qvel))
+        bound = self.refresher.bind(self.problem.qpos, self.problem.qvel, self.out)
+        return bound.stage_seconds(np.flatnonzero(mask))
 
 
 def _written(a: np.ndarray | None) -> np.ndarray:

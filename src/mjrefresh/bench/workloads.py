@@ -35,7 +35,7 @@ class Selection:
     The problem's model is that model with one frame sensor per selected
     output appended (``block_start`` onwards: per body framepos, framequat,
     framelinvel, frameangvel on its xbody; per site framepos and the frame's
-    x, y, z axes, i.e. ``site_mat`` transposed), so
+    x, y, z axes, i.e. its orientation matrix transposed), so
     that contenders refreshing sensordata columns compute the same values as
     ``Refresher(bodies=..., sites=...)`` writes, and ``mj_forward`` checks both.
     """

@@ -1,0 +1,53 @@
+// The one parser of a refresh's arrays: a mapping of names to arrays,
+// checked by looping over the contract tables (core/io_tables.h kInputs,
+// kOutputs; core/model_fields.h) and turned into the engines' views.
+// Refresher.bind, and through it every binding and Refresher.refresh, goes
+// through it; so does the MjData-list binding for its outputs.
+//
+// Contract
+// - parse_call(m, sel, arrays, model_fields, num_envs): `arrays` maps input
+//   and output names (kInputs, kOutputs) to arrays, `model_fields` field
+//   names to (N, ...) arrays (None when none are declared). N is num_envs
+//   when given, else qpos's first axis. Every array is checked completely
+//   (bindings/arrays.h) and so is every pair: nothing the call writes may
+//   share a byte with anything else it touches (check_disjoint). Raises
+//   TypeError/ValueError naming the argument; nothing is copied.
+// - parse_mjdata_outputs(m, sel, outputs, n, poses): the outputs of a call
+//   whose inputs live in separate mjData; what the call copies into each
+//   mjData (sensordata; with `poses` the outputs with an mjData field) must
+//   be float64.
+// - The result keeps a reference to every array it views: the views stay
+//   valid as long as it lives. Call with the GIL held.
+#pragma once
+
+#include <mujoco/mujoco.h>
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "bindings/arrays.h"
+#include "core/selection.h"
+
+namespace mjrefresh::bind {
+
+struct CallArrays {
+  int64_t n = 0;
+  Inputs in;
+  Outputs out;
+  std::vector<Touched> read, written;  // for the per-call checks of rows and masks
+  std::vector<nb::object> keep;        // the arrays the views point into
+  std::unique_ptr<double> time_value;  // a scalar time, viewed with row stride 0
+};
+
+CallArrays parse_call(const mjModel* m, const Selection& sel, nb::handle arrays,
+                      nb::handle model_fields, std::optional<int64_t> num_envs);
+CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::handle outputs,
+                                int64_t n, bool poses);
+
+// The shape of each output `sel` writes, for `n` rows, by name.
+nb::dict output_shapes(const mjModel* m, const Selection& sel, int64_t n);
+
+}  // namespace mjrefresh::bind
