@@ -12,7 +12,7 @@ Knobs (environment variables):
 
 * ``MJREFRESH_FUZZ_SEED``: the seed (default: a fixed one, so CI is reproducible);
 * ``MJREFRESH_FUZZ_CASES``: the total number of cases, shared out by family
-  weight (default 300; lower it under AddressSanitizer, raise it to widen);
+  weight (default 600; lower it under AddressSanitizer, raise it to widen);
 * ``MJREFRESH_FUZZ_TIMEOUT``: seconds a case may take before it is killed as
   hung (default 30; long cases get twice that);
 * ``MJREFRESH_FUZZ_FAMILIES``: a comma-separated subset of families;
@@ -34,7 +34,7 @@ from support.fuzz.runner import ForkServer, failure_message
 import mjrefresh
 
 SEED = int(os.environ.get("MJREFRESH_FUZZ_SEED", DEFAULT_SEED))
-CASES = int(os.environ.get("MJREFRESH_FUZZ_CASES", "300"))
+CASES = int(os.environ.get("MJREFRESH_FUZZ_CASES", "600"))
 TIMEOUT = float(os.environ.get("MJREFRESH_FUZZ_TIMEOUT", "30"))
 _ONLY = {f.strip() for f in os.environ.get("MJREFRESH_FUZZ_FAMILIES", "").split(",") if f.strip()}
 SUITE = generate(SEED, CASES, _ONLY or None)

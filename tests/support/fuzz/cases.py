@@ -386,6 +386,33 @@ def gen_strides(rng: random.Random) -> str:
     return code
 
 
+@family(0.5)
+def gen_alignment(rng: random.Random) -> str:
+    """Unaligned inputs and outputs (a float64 array at an odd byte address,
+    as np.frombuffer at an offset gives), with long runs of sensordata
+    columns (what the exact engine writes with streaming stores)."""
+    model = rng.choice(("quadruped", "humanoid", "zoo", "legged"))
+    m = c.load_model(model)
+    allowed = _allowed_sensors(m)
+    sel = {"sensors": [_name(m, OBJ.mjOBJ_SENSOR, i) for i in allowed]}
+    if rng.random() < 0.5:
+        sel["bodies"] = [_name(m, OBJ.mjOBJ_BODY, 1)]
+    code, info = setup(
+        rng,
+        model=model,
+        n=rng.choice((1, 3, 6)),
+        selection=sel,
+        engine=rng.choice(("exact", "exact", "fast", "auto")),
+    )
+    for t in rng.sample(_targets(info), k=rng.randint(1, 2)):
+        if rng.random() < 0.7 and t != "out.sensordata" and "out.sensordata" in _targets(info):
+            t = "out.sensordata"
+        code += f"{_get(t)} = c.relayout({_get(t)}, 'unaligned')\n"
+    sel_code, method = call_line(rng, info["n"])
+    code += sel_code + f"c.check(r, {method!r}, args)\n"
+    return code
+
+
 @family(0.6)
 def gen_readonly(rng: random.Random) -> str:
     """Read-only inputs (fine), outputs, rows and dirty masks."""
@@ -464,7 +491,8 @@ def gen_aliasing(rng: random.Random) -> str:
         src = rng.choice(_targets(info, outputs=False))
         code += (
             f"# out.{o} views the bytes of {src}\n"
-            f"buf = np.full(np.asarray({_get(src)}).size * 8 + 4096, c.SENTINEL)\n"
+            f"buf = np.full(np.asarray({_get(src)}).size + args['out'].{o}.size + 64, "
+            "c.SENTINEL)\n"
             f"buf[:{_get(src)}.size] = np.asarray({_get(src)}).reshape(-1)\n"
             f"args[{src!r}] = buf[:{_get(src)}.size].reshape({_get(src)}.shape)\n"
             f"o = args['out'].{o}\n"
@@ -706,6 +734,21 @@ def gen_nonfinite(rng: random.Random) -> str:
                 f"{_get(t)}.reshape(n, -1)[{row}, "
                 f"{rng.randrange(64)} % {_get(t)}.reshape(n, -1).shape[1]] = {val}\n"
             )
+    if rng.random() < 0.4:  # finite but degenerate quaternions: fully checked
+        q = rng.choice(
+            (
+                [0, 0, 0, 0],
+                [1e-300, 0, 0, 0],
+                [1e-160, 1e-160, 0, 0],
+                [1e50, 2e50, 0, 0],
+                [-1, 0, 0, 0],
+                [0, 0, 0, -3.5],
+            )
+        )
+        code += (
+            "# degenerate (finite) quaternions in every free/ball joint and mocap body\n"
+            f"c.set_quaternions(model, args, {rng.randrange(n)}, {q!r})\n"
+        )
     code += f"c.check(r, {method!r}, args)\n"
     return code
 
@@ -906,8 +949,6 @@ def gen_construction(rng: random.Random) -> str:
                 ("2", "bad"),
                 (None, "bad"),
                 ("np2", "ok"),
-                (2**31, "maybe"),
-                (2**40, "maybe"),
             )
         )
         sel["num_threads"] = 2 if v == "np2" else v
@@ -975,7 +1016,9 @@ def gen_construction(rng: random.Random) -> str:
     code += f"kwargs = {sel!r}\n" + "".join(extra)
     code += (
         f"r = c.check_build(model, kwargs, broken={sorted(broken)!r}, "
-        f"maybe={sorted(maybe)!r}, mentions={mentions!r})\n"
+        f"maybe={sorted(maybe)!r}, mentions={mentions!r}"
+        + (", resources=True" if key == "num_threads" else "")
+        + ")\n"
         "if r is not None:\n"
         f"    c.check_full_refresh(r, n={rng.choice((1, 4, 9))}, "
         f"seed={rng.randrange(10**6)})\n"
@@ -1519,10 +1562,13 @@ def gen_outputs(rng: random.Random) -> str:
 @family(0.25)
 def gen_thread_limits(rng: random.Random) -> str:
     """Thread creation failing (RLIMIT_AS a little above what the process
-    uses, then many threads): a MemoryError/RuntimeError naming the thread
-    count, or a refresher that works; the process survives either way."""
+    uses, then many threads, up to 2**40): a MemoryError/RuntimeError naming
+    the thread count (or, for counts past any machine, a ValueError naming
+    num_threads), or a refresher that works; the process survives either way."""
     model = rng.choice(("three_link", "legged", "hostile", "quadruped"))
-    threads = rng.choice((64, 400, 400, 1000))
+    # huge counts too: under the address-space cap they fail fast instead of
+    # allocating scratch state until the machine runs out of memory
+    threads = rng.choice((64, 400, 400, 1000, 1000, 10**6, 2**31 - 1, 2**31, 2**40))
     slack = rng.choice((32, 128, 512)) << 20
     engine = rng.choice(("exact", "fast", "auto"))
     return (
@@ -1534,7 +1580,9 @@ def gen_thread_limits(rng: random.Random) -> str:
         f"resource.setrlimit(resource.RLIMIT_AS, (c.vm_size() + {slack}, hard))\n"
         "try:\n"
         f"    r = c.check_build(model, {{'bodies': [1], 'num_threads': {threads}, "
-        f"'engine': {engine!r}}}, resources=True)\n"
+        f"'engine': {engine!r}}}, resources=True"
+        + (", maybe={'num_threads'}" if threads > 10**6 else "")
+        + ")\n"
         "finally:\n"
         "    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))\n"
         "if r is not None:\n"
@@ -1648,7 +1696,8 @@ def gen_model_inf(rng: random.Random) -> str:
         )
         info = {"n": n}
     sel_code, method = call_line(rng, info["n"])
-    code += sel_code + f"c.check(r, {method!r}, args)\n"
+    lenient = ", lenient_fast=True" if "= 1e308" in code else ""
+    code += sel_code + f"c.check(r, {method!r}, args{lenient})\n"
     return code
 
 
@@ -1695,6 +1744,8 @@ def gen_model_fields(rng: random.Random) -> str:
             "not_mapping",
             "noncontig_row",
             "readonly",
+            "degenerate",
+            "huge",
         )
     )
     key = "r.plan.model_fields[0]"
@@ -1713,6 +1764,9 @@ def gen_model_fields(rng: random.Random) -> str:
         f"args['model_fields'][{key}], 'last_strided')\n",
         "readonly": f"args['model_fields'][{key}] = c.relayout(args['model_fields'][{key}], "
         "'readonly')\n",
+        "degenerate": f"c.degenerate_field_row(args['model_fields'], {rng.randrange(info['n'])}, "
+        f"{rng.choice((0.0, 1e-300, 1e120, -1.0))!r})\n",
+        "huge": f"args['model_fields'][{key}][{rng.randrange(info['n'])}] = 1e308\n",
     }[kind]
     code += f"c.check(r, {method!r}, args)\n"
     return code
@@ -1761,16 +1815,18 @@ def gen_bound(rng: random.Random) -> str:
     return code
 
 
-@family(0.8)
+@family(0.9)
 def gen_cache(rng: random.Random) -> str:
-    """StateCache / bind_arrays: reads with env_ids and bodies of every form
-    (and invalid ones), marks and in-place state writes between reads."""
+    """StateCache / bind_arrays: bad binding arguments; reads with env_ids and
+    bodies of every form (and invalid ones); marks (valid and invalid rows),
+    frozen blocks and in-place state writes between reads."""
     m_name = rng.choice(("legged", "hostile", "three_link", "zoo", "quadruped", "tree"))
     code, m = model_line(rng, m_name)
     sel = random_selection(rng, m)
     if not sel.get("bodies") and m.nbody > 1:
         sel["bodies"] = [_name(m, OBJ.mjOBJ_BODY, 1)]
-    sel.pop("relative_to", None) if rng.random() < 0.3 else None
+    if rng.random() < 0.3:
+        sel.pop("relative_to", None)
     sel.update(num_threads=rng.choice((1, 2)), engine=rng.choice(("auto", "exact")))
     n = rng.choice((1, 4, 9))
     dtype = rng.choice(("float64", "float32"))
@@ -1778,19 +1834,64 @@ def gen_cache(rng: random.Random) -> str:
         f"n = {n}\nstates = c.make_states(model, n, seed={rng.randrange(10**6)})\n"
         f"r = c.check_build(model, {sel!r})\n"
         "kw = c.state_kwargs(model, states, time=r.plan.needs_time)\n"
-        f"cache = mjrefresh.bind_arrays(r, states['qpos'], states['qvel'], "
+    )
+    if rng.random() < 0.35:  # a bad binding first
+        bad, names = rng.choice(
+            (
+                ("qpos=states['qpos'][:, :-1]", ["qpos"]),
+                ("qpos=states['qpos'].astype(np.float32)", ["qpos"]),
+                ("qvel=states['qvel'][:-1]", ["qvel"]),
+                ("qpos=states['qpos'].tolist()", ["qpos"]),
+                ("dtype=np.int32", ["dtype"]),
+                ("sensordata=np.zeros((n, model.nsensordata + 1))", ["sensordata"]),
+                ("body_pos=np.zeros((n, 99, 3))", ["body_pos"]),
+                ("backend_outputs=('sensordata',)", ["backend_outputs"]),
+                ("sensordata=states['qpos']", ["sensordata", "qpos"]),
+            )
+        )
+        key = bad.split("=")[0]
+        code += (
+            f"bad = dict(qpos=states['qpos'], qvel=states['qvel'], **kw)\n"
+            f"bad[{key!r}] = {bad.split('=', 1)[1]}\n"
+            "if 'sensordata' in bad and not r.plan.column_ranges or 'body_pos' in bad "
+            "and not r.plan.body_ids:\n"
+            "    pass  # an output the plan does not write: rejected all the same\n"
+            f"c.check_bind_arrays(r, broken={names!r}, **bad)\n"
+        )
+    code += (
+        "cache = c.check_bind_arrays(r, qpos=states['qpos'], qvel=states['qvel'], "
         f"dtype=np.{dtype}, **kw)\n"
     )
     bodies = list(sel.get("bodies", []))
-    for _ in range(rng.randint(3, 8)):
+    for _ in range(rng.randint(3, 9)):
         roll = rng.random()
-        if roll < 0.25:
+        if roll < 0.2:
             ids = sorted(rng.sample(range(n), k=rng.randint(1, n)))
             mark = rng.choice(("mark_dirty", "mark_stepped", "mark_fresh"))
             code += (
                 f"new = c.make_states(model, n, seed={rng.randrange(10**6)})\n"
                 f"for k in ('qpos', 'qvel'):\n    states[k][{ids!r}] = new[k][{ids!r}]\n"
-                f"cache.{mark}({ids!r})\n"
+                f"c.check_mark(cache, {mark!r}, {ids!r}, broken=False)\n"
+            )
+            continue
+        if roll < 0.3:
+            bad_rows = rng.choice(
+                (f"[{n}]", "[-1]", "'0'", "1.5", f"np.ones({n + 1}, bool)", "[[0]]")
+            )
+            mark = rng.choice(("mark_dirty", "mark_stepped", "mark_fresh"))
+            code += f"c.check_mark(cache, {mark!r}, {bad_rows}, broken=True)\n"
+            continue
+        if roll < 0.37:
+            code += (
+                "# inside frozen() reads return the stored values and refresh nothing\n"
+                "stored = {k: v.copy() for k, v in cache.storage.arrays().items()}\n"
+                "dirty = cache.dirty.copy()\n"
+                "cache.mark_stepped()\n"
+                "with cache.frozen():\n"
+                "    got = cache.outputs()\n"
+                "assert all(np.array_equal(got.arrays()[k], v, equal_nan=True) "
+                "for k, v in stored.items()), 'a read inside frozen() refreshed'\n"
+                "assert cache.dirty.all(), 'frozen() cleared dirty rows'\n"
             )
             continue
         env = rng.choice(
@@ -1802,6 +1903,7 @@ def gen_cache(rng: random.Random) -> str:
                 f"slice({n}, None, -1)",
                 f"{sorted(rng.sample(range(n), k=rng.randint(1, n)))!r}",
                 f"np.array({[rng.randrange(n) for _ in range(3)]!r})",
+                f"np.array({[rng.randrange(n) for _ in range(3)]!r}, dtype=np.uint8)",
                 f"np.ones({n}, bool)",
                 f"[{n}]",
                 "-1",
@@ -1810,6 +1912,7 @@ def gen_cache(rng: random.Random) -> str:
                 f"np.ones({n + 1}, bool)",
                 "np.array([[0]])",
                 "True",
+                f"np.array([{n}], dtype=np.uint64)",
             )
         )
         bad_env = env in (
@@ -1820,6 +1923,7 @@ def gen_cache(rng: random.Random) -> str:
             f"np.ones({n + 1}, bool)",
             "np.array([[0]])",
             "True",
+            f"np.array([{n}], dtype=np.uint64)",
         )
         read = rng.choice(
             (
@@ -1830,6 +1934,7 @@ def gen_cache(rng: random.Random) -> str:
                 "body_pos_rel",
                 "body_quat_rel",
                 "site_pos",
+                "site_mat",
                 "sensor",
                 "outputs",
             )
@@ -1848,22 +1953,87 @@ def gen_cache(rng: random.Random) -> str:
                 elif choice < 0.7:
                     arg = "'no_such_body'"
                     broken |= {"bodies"}
-        elif read == "site_pos" and not sel.get("sites"):
-            broken |= {"site_pos"}
+        elif read.startswith("site") and not sel.get("sites"):
+            broken |= {read}
         elif read == "sensor":
-            sensors = [s for s in sel.get("sensors", [])]
+            sensors = list(sel.get("sensors", []))
             if sensors and rng.random() < 0.8:
                 arg = repr(rng.choice(sensors))
             else:
                 arg = "'no_such_sensor'"
                 broken |= {"name"}
-        elif read == "outputs":
-            arg = "None"
         code += (
             f"c.check_cache_read(cache, {read!r}, {arg}, {env}, dict(states, **kw), "
             f"broken={sorted(broken)!r})\n"
         )
     return code
+
+
+EXIT_PROGRAMS = {
+    "daemon_in_call": (
+        "t = threading.Thread(target=r.refresh, args=(np.arange(n), st['qpos'], st['qvel'], "
+        "out), kwargs=kw, daemon=True)\nt.start()\ntime.sleep(0.05)\n",
+        0,
+    ),
+    "left_open": (
+        "others = [mjrefresh.Refresher(m, bodies=[1], num_threads=3) for _ in range(3)]\n"
+        "bound = r.bind(st['qpos'], st['qvel'], out, **kw)\nbound(np.arange(10))\n"
+        "cache = mjrefresh.bind_arrays(others[0], st['qpos'], st['qvel'], **kw)\n"
+        "cache.body_pos()\ncycle = [r]\ncycle.append(cycle)\n",
+        0,
+    ),
+    "exception_in_with": (
+        "with mjrefresh.Refresher(m, bodies=[1], num_threads=2) as r2:\n"
+        "    r2.refresh(np.arange(10), st['qpos'][:10], st['qvel'][:10], r2.outputs(10), "
+        "**{k: v[:10] for k, v in kw.items()})\n"
+        "    raise SystemExit(3)\n",
+        3,
+    ),
+    "fork_child_exits": (
+        "r.refresh(np.arange(10), st['qpos'][:10], st['qvel'][:10], r.outputs(10), "
+        "**{k: v[:10] for k, v in kw.items()})\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    r.refresh(np.arange(10), st['qpos'][:10], st['qvel'][:10], r.outputs(10), "
+        "**{k: v[:10] for k, v in kw.items()})\n"
+        "    sys.exit(0)  # a real interpreter exit in the child (atexit closes r)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "assert os.waitstatus_to_exitcode(status) == 0, status\n",
+        0,
+    ),
+}
+
+
+@family(0.15)
+def gen_exit(rng: random.Random) -> tuple[str, float]:
+    """Interpreter exit (a real one, in a subprocess) with refreshers left
+    open, a daemon thread inside a call, an exception in a with block, or a
+    forked child that exits normally: the process exits with its own status."""
+    kind = rng.choice(sorted(EXIT_PROGRAMS))
+    program, status = EXIT_PROGRAMS[kind]
+    model = rng.choice(("legged", "three_link", "hostile"))
+    prelude = (
+        "import os, sys, threading, time\nimport numpy as np\nimport mjrefresh\n"
+        "from support.fuzz import contract as c\n"
+        f"m = c.load_model({model!r})\n"
+        "st = c.tiled_states(c.make_states(m, 500, 1), 200)\nn = len(st['qpos'])\n"
+        "r = mjrefresh.Refresher(m, sensors=c.pos_vel_sensors(m), bodies=[1], "
+        f"num_threads={rng.choice((1, 2, 3))}, engine='exact')\n"
+        "out = r.outputs(n)\nkw = c.state_kwargs(m, st)\n"
+    )
+    code = (
+        "import os, subprocess\n"
+        f"program = {prelude + program!r}\n"
+        "env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))\n"
+        "res = subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, "
+        "timeout=120, env=env)\n"
+        f"if res.returncode != {status}:\n"
+        f"    raise c.violation(f'the interpreter exited with {{res.returncode}} (expected {status})"
+        f"\\n{{res.stderr[-3000:]}}')\n"
+        "for bad in ('Fatal Python error', 'terminate called', 'Segmentation', 'Aborted'):\n"
+        "    assert bad not in res.stderr, res.stderr[-3000:]\n"
+    )
+    return code, 2.0
 
 
 # ---------------------------------------------------------------- the suite
