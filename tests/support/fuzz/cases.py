@@ -1619,6 +1619,62 @@ def gen_sleep(rng: random.Random) -> str:
     return code
 
 
+DISABLE_BITS = tuple(k for k in mujoco.mjtDisableBit.__members__ if k not in ("mjNDISABLE",))
+ENABLE_BITS = tuple(k for k in mujoco.mjtEnableBit.__members__ if k not in ("mjNENABLE",))
+
+
+OPTION_MODELS = ("zoo", "sleep2", "constraint", "legged", "rich", "quadruped", "orientation")
+
+
+@family(0.35)
+def gen_options(rng: random.Random, index: int) -> tuple[str, float]:
+    """Model options: every disable and enable flag in turn (sensors,
+    actuation, contacts, energy, sleep, ...) on a copy of one model, with
+    random gravity/magnetic fields, every computable sensor and some bodies
+    selected, refreshed by both engines; every flag that breaks the
+    contract is reported."""
+    name = OPTION_MODELS[index % len(OPTION_MODELS)]
+    m = c.load_model(name)
+    sel = random_selection(rng, m, sensors=False)
+    sel["num_threads"] = rng.choice((1, 2))
+    n = rng.choice((1, 4, 9))
+    field = ""
+    if rng.random() < 0.3:
+        field += (
+            f"    model.opt.magnetic[:] = {[round(rng.uniform(-2, 2), 3) for _ in range(3)]!r}\n"
+        )
+    if rng.random() < 0.3:
+        field += (
+            f"    model.opt.gravity[:] = {[round(rng.uniform(-20, 20), 3) for _ in range(3)]!r}\n"
+        )
+    sel_code, method = call_line(rng, n)
+    code = (
+        "import copy\n"
+        f"base = c.load_model({name!r})\nn = {n}\n"
+        f"states = c.make_states(base, n, seed={rng.randrange(10**6)})\n"
+        "problems = []\n"
+        "for field, bit in c.OPTION_FLAGS:\n"
+        "    model = copy.deepcopy(base)\n"
+        "    setattr(model.opt, field, getattr(model.opt, field) ^ bit)\n"
+        + field
+        + "    for engine in ('auto', 'exact'):\n"
+        f"        kwargs = dict({sel!r}, sensors=c.pos_vel_sensors(model), engine=engine)\n"
+        "        label = f'{field} ^= {bit:#x} ({c.OPTION_NAMES[(field, bit)]}), {engine}'\n"
+        "        try:\n"
+        "            r = c.check_build(model, kwargs)\n"
+        f"            args = c.valid_args(r, states, n, np.{rng.choice(('float64', 'float32'))})\n"
+        + "".join(f"            {ln}\n" for ln in sel_code.splitlines())
+        + f"            c.check(r, {method!r}, args, note=label)\n"
+        "            r.close()\n"
+        "        except c.ContractViolation as exc:\n"
+        "            problems.append(str(exc).splitlines()[0])\n"
+        "if problems:\n"
+        "    raise c.violation(f'{problems[0]}\\n(of {len(problems)} flag/engine pairs that "
+        "break the contract:)\\n' + '\\n'.join(problems))\n"
+    )
+    return code, 2.0
+
+
 @family(0.5)
 def gen_plugins(rng: random.Random) -> str:
     """Plugin models: ordinary sensors and bodies refresh; the plugin sensor

@@ -456,13 +456,14 @@ def compare(
         bad_rows = bad.reshape(bad.shape[0], -1).any(axis=1) & ok_rows
     if bad_rows.any():
         k = int(np.flatnonzero(bad_rows)[0])
-        gk, ek = g[k].reshape(-1), (exp32 if engine == "exact" else exp)[k].reshape(-1)
-        diff = ~((gk == ek) | (np.isnan(gk) & np.isnan(ek)))
-        j = int(np.flatnonzero(diff)[0]) if diff.any() else 0
+        ref = exp32 if engine == "exact" else exp
+        gk, ek = g[k].reshape(-1), ref[k].reshape(-1)
+        j = int(np.flatnonzero(bad[k].reshape(-1))[0])
+        tk = np.broadcast_to(tol, exp.shape)[k].reshape(-1)[j] if engine != "exact" else 0.0
         raise violation(
             f"{name}{label}: refreshed value differs from mj_forward ({engine} engine, "
             f"{got.dtype}) at refreshed row #{k}, flat element {j}: got {gk[j]!r}, "
-            f"mj_forward {ek[j]!r} ({int(bad_rows.sum())} rows differ)"
+            f"mj_forward {ek[j]!r} (tolerance {tk:g}; {int(bad_rows.sum())} rows differ)"
         )
 
 
@@ -1490,3 +1491,22 @@ def degenerate_field_row(fields: dict[str, np.ndarray], row: int, scale: float) 
     for k, v in fields.items():
         fields[k] = np.array(v)
         fields[k][row] *= scale
+
+
+#: (mjOption field, bit) of every disable and enable flag, and their names.
+OPTION_FLAGS: tuple[tuple[str, int], ...] = tuple(
+    [
+        ("disableflags", int(v))
+        for k, v in mujoco.mjtDisableBit.__members__.items()
+        if k != "mjNDISABLE"
+    ]
+    + [
+        ("enableflags", int(v))
+        for k, v in mujoco.mjtEnableBit.__members__.items()
+        if k != "mjNENABLE"
+    ]
+)
+OPTION_NAMES: dict[tuple[str, int], str] = {
+    **{("disableflags", int(v)): k for k, v in mujoco.mjtDisableBit.__members__.items()},
+    **{("enableflags", int(v)): k for k, v in mujoco.mjtEnableBit.__members__.items()},
+}
