@@ -39,7 +39,17 @@ class Report:
             aborted = re.search(
                 r"terminate called after throwing an instance of '([^']+)'", self.output
             )
-            return f"crash {head}" + (f" ({aborted.group(1)})" if aborted else "")
+            why = f" ({aborted.group(1)})" if aborted else ""
+            if "terminate called without an active exception" in self.output:
+                why = " (terminate called without an active exception)"
+            sanitizer = re.search(
+                r"runtime error: ([^\n]+)|ERROR: AddressSanitizer: ([\w-]+)", self.output
+            )
+            if sanitizer:
+                text = re.sub(r"0x[0-9a-fA-F]+", "0x…", sanitizer.group(1) or sanitizer.group(2))
+                text = re.sub(r"-?\d+", "N", text)
+                why += f" (sanitizer: {text[:120]})"
+            return f"crash {head}{why}"
         if self.status == "timeout":
             return "timeout"
         lines = [ln for ln in self.detail.strip().splitlines() if ln.strip()]
@@ -151,8 +161,9 @@ def failure_message(
         if detail:
             lines.append(detail)
         if report.output.strip():
-            lines.append("--- output (tail):")
-            lines.append(report.output.strip()[-1500:])
+            out = report.output.strip()
+            lines.append("--- output:")
+            lines.append(out if len(out) <= 3000 else out[:1500] + "\n[...]\n" + out[-1500:])
         lines.append("--- reproducer (python case.py):")
         lines.append(source.rstrip())
     return "\n".join(lines)

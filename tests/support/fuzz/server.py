@@ -13,7 +13,8 @@ stdout with ``{"name", "status", "detail", "signal", "exitcode", "output",
   process it started).
 
 Each child runs in its own process group, with stdout/stderr sent to a file
-whose tail comes back as ``output`` (what an abort prints lands there).
+whose start and end come back as ``output`` (what an abort or a sanitizer
+prints lands there).
 Run as ``python -m support.fuzz.server`` with tests/ on the path.
 """
 
@@ -30,7 +31,7 @@ import tempfile
 import time
 import traceback
 
-OUTPUT_TAIL = 6000
+OUTPUT_KEEP = 4000  # bytes of a case's output kept from its start and from its end
 _PROTO_FD = -1  # the server's protocol stream; closed in every child
 
 
@@ -136,7 +137,9 @@ def run_case(name: str, source: str, timeout: float) -> dict:
     log.seek(0)
     output = log.read()
     log.close()
-    output_text = output[-OUTPUT_TAIL:].decode(errors="replace")
+    if len(output) > 2 * OUTPUT_KEEP:  # a sanitizer report starts early, a traceback ends late
+        output = output[:OUTPUT_KEEP] + b"\n[...]\n" + output[-OUTPUT_KEEP:]
+    output_text = output.decode(errors="replace")
     report = {
         "name": name,
         "status": "pass",
