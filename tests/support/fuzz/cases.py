@@ -1537,25 +1537,20 @@ def gen_outputs(rng: random.Random) -> str:
     )
     num_text = "np.int64(4)" if num == "np" else repr(num)
     broken = (["num_envs"] if nbad else []) + (["dtype"] if dbad else [])
-    code += f"N = {num_text}\n"
-    if arrays != "{}":
-        code += "try:\n    arrays = " + arrays + "\nexcept Exception:\n    arrays = {}\n"
-        if "foo" in arrays:
-            broken.append("foo")
-        elif "sensordata': [" in arrays:
-            broken.append("sensordata")
-        elif "site_pos" in arrays:
-            code += "if not r.plan.site_ids:\n    broken_extra = ['site_pos']\n"
-        code += (
-            "if 'sensordata' in arrays and not r.plan.column_ranges:\n"
-            "    broken_extra = ['sensordata']\n"
-        )
-    else:
-        code += "arrays = {}\n"
+    if "foo" in arrays:
+        broken.append("foo")
+    elif "sensordata': [" in arrays:
+        broken.append("sensordata")
     code += (
-        "broken_extra = globals().get('broken_extra', [])\n"
-        f"c.check_outputs_call(r, N, {dt}, arrays, broken={broken!r} + broken_extra)\n"
+        f"N = {num_text}\nbroken_extra = []\n"
+        f"try:\n    arrays = {arrays}\nexcept (TypeError, ValueError):  # N itself is bad\n"
+        "    arrays = {}\n"
+        "if 'site_pos' in arrays and not r.plan.site_ids:\n"
+        "    broken_extra.append('site_pos')  # an output this plan does not write\n"
+        "if 'sensordata' in arrays and not r.plan.column_ranges:\n"
+        "    broken_extra.append('sensordata')\n"
     )
+    code += f"c.check_outputs_call(r, N, {dt}, arrays, broken={broken!r} + broken_extra)\n"
     return code
 
 
@@ -2026,9 +2021,13 @@ def gen_cache(rng: random.Random) -> str:
 
 
 EXIT_PROGRAMS = {
-    "daemon_in_call": (
-        "t = threading.Thread(target=r.refresh, args=(np.arange(n), st['qpos'], st['qvel'], "
-        "out), kwargs=kw, daemon=True)\nt.start()\ntime.sleep(0.05)\n",
+    "daemon_in_call": (  # four daemon threads, each inside a call on its own refresher
+        "rs = [r] + [mjrefresh.Refresher(m, sensors=c.pos_vel_sensors(m), num_threads=1, "
+        "engine='exact') for _ in range(3)]\n"
+        "for rk in rs:\n"
+        "    threading.Thread(target=rk.refresh, args=(np.arange(n), st['qpos'], st['qvel'], "
+        "rk.outputs(n)), kwargs=kw, daemon=True).start()\n"
+        "time.sleep(0.05)\n",
         0,
     ),
     "left_open": (
