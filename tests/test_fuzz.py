@@ -1,18 +1,23 @@
 """Seeded, bounded fuzzing of the public API against README "Guarantees".
 
-Cases come from tests/support/fuzz/cases.py: one test per family (dtypes,
-shapes, strides, aliasing, rows, construction, lifecycle, fork, SIGINT,
-MuJoCo callbacks, thread-creation failure, multi-dimensional actuators,
-sleep, plugins, model fields, StateCache, ...). Every case is a standalone
-script run in a child forked from one server process that imported numpy,
-mujoco and mjrefresh once, so a crash or a hang is reported as that case's
-failure, with the script to reproduce it, instead of ending the test run.
+Cases come from tests/support/fuzz/cases.py, one test per family: parity,
+dtypes, shapes, strides, alignment, readonly, aliasing, rows, dirty masks,
+non-finite states, construction, lifecycle (close), threads, fork, SIGINT,
+MuJoCo global callbacks, outputs(), thread-creation failure, multi-dimensional
+actuators, sleep, model options, plugins, non-finite model values,
+per-environment model fields, bound calls, StateCache and interpreter exit.
+Every case is a standalone script run in a child forked from one server
+process that imported numpy, mujoco and mjrefresh once, so a crash or a hang
+is reported as that case's failure, with the script to reproduce it, instead
+of ending the test run. Failures are grouped by kind; each kind prints its
+shortest script, and every failing script is saved to a directory.
 
 Knobs (environment variables):
 
 * ``MJREFRESH_FUZZ_SEED``: the seed (default: a fixed one, so CI is reproducible);
 * ``MJREFRESH_FUZZ_CASES``: the total number of cases, shared out by family
-  weight (default 600; lower it under AddressSanitizer, raise it to widen);
+  weight (default 600, about 80 s on 2 cores; 300 when MJREFRESH_UNDER_ASAN
+  is set, as .ci/sanitize does; raise it, or change the seed, to widen);
 * ``MJREFRESH_FUZZ_TIMEOUT``: seconds a case may take before it is killed as
   hung (default 30; long cases get twice that);
 * ``MJREFRESH_FUZZ_FAMILIES``: a comma-separated subset of families;
@@ -34,7 +39,9 @@ from support.fuzz.runner import ForkServer, failure_message
 import mjrefresh
 
 SEED = int(os.environ.get("MJREFRESH_FUZZ_SEED", DEFAULT_SEED))
-CASES = int(os.environ.get("MJREFRESH_FUZZ_CASES", "600"))
+# .ci/sanitize sets MJREFRESH_UNDER_ASAN: the sanitized build is 2-3x slower
+_DEFAULT_CASES = "300" if os.environ.get("MJREFRESH_UNDER_ASAN") else "600"
+CASES = int(os.environ.get("MJREFRESH_FUZZ_CASES", _DEFAULT_CASES))
 TIMEOUT = float(os.environ.get("MJREFRESH_FUZZ_TIMEOUT", "30"))
 _ONLY = {f.strip() for f in os.environ.get("MJREFRESH_FUZZ_FAMILIES", "").split(",") if f.strip()}
 SUITE = generate(SEED, CASES, _ONLY or None)
