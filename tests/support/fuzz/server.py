@@ -185,7 +185,13 @@ def main() -> None:
     import numpy  # noqa: F401 - imported once, shared by every child
 
     import mjrefresh  # noqa: F401
-    import support.fuzz.contract  # noqa: F401
+    from support.fuzz import contract
+
+    for name in contract.MODEL_NAMES:  # compiled once; each child gets its own copy
+        try:
+            contract.load_model(name)
+        except Exception:  # noqa: BLE001 - the case that loads it reports it
+            pass
 
     proto.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
