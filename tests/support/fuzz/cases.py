@@ -731,7 +731,8 @@ def gen_nonfinite(rng: random.Random) -> str:
         else:
             code += (
                 f"{_get(t)} = np.array({_get(t)})\n"
-                f"{_get(t)}.reshape(n, -1)[{row}, "
+                f"if {_get(t)}.size:\n"
+                f"    {_get(t)}.reshape(n, -1)[{row}, "
                 f"{rng.randrange(64)} % {_get(t)}.reshape(n, -1).shape[1]] = {val}\n"
             )
     if rng.random() < 0.4:  # finite but degenerate quaternions: fully checked
