@@ -222,6 +222,16 @@ def test_clock_requires_time():
         ),
         (dict(num_threads=1.5), TypeError, r"num_threads: expected an int, got float"),
         (
+            dict(num_threads=2**31),
+            ValueError,
+            r"num_threads: expected at most 4096, got 2147483648",
+        ),
+        (
+            dict(sensor_ranges=[(0.5, 3)]),
+            TypeError,
+            r"sensor_ranges\[0\]: expected a \(start, stop\) pair of ints, got \(0.5, 3\)",
+        ),
+        (
             dict(engine="turbo"),
             ValueError,
             r"engine: expected one of \('auto', 'exact', 'fast'\), got 'turbo'",
@@ -272,3 +282,44 @@ def test_cpu_pinning_runs(setup):
     out = r.outputs(8)
     r.refresh(np.arange(8), st["qpos"], st["qvel"], out)
     assert np.isfinite(out.body_pos).all()
+
+
+@pytest.mark.parametrize(
+    "dtype, got", [(object, "object"), (np.longdouble, "float128"), (">f8", ">f8")]
+)
+def test_arrays_no_core_can_view_name_their_dtype(setup, dtype, got):
+    m, r, st, out = setup
+    with pytest.raises(
+        TypeError, match=rf"qvel: expected dtype float64 \(native byte order\), got {got}"
+    ):
+        r.refresh(np.arange(8), st["qpos"], st["qvel"].astype(dtype), out)
+    with pytest.raises(
+        TypeError,
+        match=rf"out.sensordata: expected dtype float64 or float32 \(native byte order\), got {got}",
+    ):
+        r.refresh(
+            np.arange(8),
+            st["qpos"],
+            st["qvel"],
+            mjrefresh.RefreshOutputs(sensordata=out.sensordata.astype(dtype)),
+        )
+    assert_untouched(out)
+
+
+def test_unsigned_row_ids_beyond_int64_are_out_of_range(setup):
+    m, r, st, out = setup
+    with pytest.raises(
+        ValueError, match=r"rows: expected row ids in \[0, 8\), got 18446744073709551615"
+    ):
+        r.refresh(np.array([0, 2**64 - 1], np.uint64), st["qpos"], st["qvel"], out)
+    assert_untouched(out)
+
+
+def test_no_rows_refreshes_nothing_whatever_the_empty_arrays_strides():
+    # numpy gives empty arrays zero strides: N=0 has no layout to check.
+    m = mujoco.MjModel.from_xml_string(XML)
+    r = mjrefresh.Refresher(m, bodies=["a"], sensors=["fp"])
+    assert np.zeros((0, m.nq)).strides == (0, 0)
+    out = r.outputs(0)
+    kw = {"mocap_pos": np.zeros((0, m.nmocap, 3)), "mocap_quat": np.zeros((0, m.nmocap, 4))}
+    assert r.refresh(np.arange(0), np.zeros((0, m.nq)), np.zeros((0, m.nv)), out, **kw) == 0

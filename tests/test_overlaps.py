@@ -69,7 +69,7 @@ def test_rows_aliasing_the_columns_a_refresh_writes_first_are_rejected():
     lines = res.stdout.splitlines()
     assert len(lines) == 4, res.stdout
     for line in lines:
-        assert line.endswith("out.sensordata: overlaps the input rows in memory"), line
+        assert line.endswith("rows: overlaps out.sensordata in memory"), line
 
 
 def test_a_dirty_mask_inside_an_output_or_the_state_is_rejected():

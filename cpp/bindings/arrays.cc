@@ -16,7 +16,7 @@ bool bad_layout(nb::handle obj, std::string* strides) {
     const nb::object s = obj.attr("strides");
     bool bad = !nb::cast<bool>(obj.attr("flags").attr("aligned"));
     for (nb::handle v : s) bad |= itemsize > 0 && nb::cast<int64_t>(v) % itemsize != 0;
-    *strides = nb::cast<std::string>(nb::str(s));
+    *strides = py_str(s);
     return bad;
   } catch (const nb::python_error&) {
     return false;
@@ -35,10 +35,20 @@ bool bad_layout(nb::handle obj, std::string* strides) {
               base.substr(0, base.find('[')) + ") makes such a copy");
 }
 
-[[noreturn]] void not_viewable(const std::string& name, nb::handle obj, bool written) {
+// `obj` could not be viewed: an array nanobind cannot view (its dtype, byte
+// order or layout), or no array at all. `expected`: the dtypes it may have.
+[[noreturn]] void not_viewable(const std::string& name, nb::handle obj, bool written,
+                               const char* expected) {
   std::string strides;
-  if (bad_layout(obj, &strides))
+  if (bad_layout(obj, &strides)) {
     layout_error(name, strides, nb::cast<int64_t>(obj.attr("itemsize")));
+  }
+  if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "shape")) {
+    const std::string dtype = py_str(obj.attr("dtype"));
+    type_error(name + ": expected dtype " + expected + " (native byte order), got " + dtype +
+               " (mjrefresh reads arrays in place and never converts them; convert once with " +
+               name.substr(name.rfind('.') + 1) + ".astype(...) and keep that array)");
+  }
   type_error(not_an_array(name, nb::type_name(obj.type()).c_str(), written));
 }
 
@@ -59,6 +69,16 @@ void check_aligned(const std::string& name, const A& a) {
 }  // namespace
 
 void value_error(const std::string& message) { throw nb::value_error(message.c_str()); }
+
+std::string py_str(nb::handle obj) {
+  const nb::object s = nb::steal(PyObject_Str(obj.ptr()));
+  const char* text = s.is_valid() ? PyUnicode_AsUTF8(s.ptr()) : nullptr;
+  if (text == nullptr) {
+    PyErr_Clear();
+    return "?";
+  }
+  return text;
+}
 void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
 
 std::string shape_text(const std::vector<int64_t>& dims) {
@@ -94,7 +114,7 @@ std::string not_an_array(const std::string& name, const std::string& type_name, 
 
 InArray view_in(const std::string& name, nb::handle obj) {
   InArray a;
-  if (!nb::try_cast(obj, a, false)) not_viewable(name, obj, false);
+  if (!nb::try_cast(obj, a, false)) not_viewable(name, obj, false, "float64");
   check_aligned(name, a);
   return a;
 }
@@ -106,7 +126,7 @@ OutArray view_out(const std::string& name, nb::handle obj) {
     if (nb::try_cast(obj, ro, false)) {
       value_error("out." + name + ": expected a writable array, got a read-only one");
     }
-    not_viewable("out." + name, obj, true);
+    not_viewable("out." + name, obj, true, "float64 or float32");
   }
   check_aligned("out." + name, a);
   return a;
@@ -116,7 +136,7 @@ MaskArray view_mask(nb::handle obj, int64_t n) {
   MaskArray mask;
   if (!nb::try_cast(obj, mask, false)) {
     InArray a;
-    if (!nb::try_cast(obj, a, false)) not_viewable("dirty", obj, true);
+    if (!nb::try_cast(obj, a, false)) not_viewable("dirty", obj, true, "bool");
     if (a.dtype() != nb::dtype<bool>() || a.ndim() != 1) {
       type_error("dirty: expected a 1-D bool array, got dtype " + dtype_text(a.dtype()) +
                  " shape " + shape_of(a));
@@ -157,8 +177,9 @@ void check_shape(const std::string& name, const A& a, std::initializer_list<int6
             : "; N = " + std::to_string(n) + " rows is set by qpos (its first axis)";
     value_error(name + ": expected shape " + shape_text(dims) + ", got " + shape_of(a) + origin);
   }
-  // The last axis must be contiguous (unless it has a single element).
-  if (a.ndim() >= 1 && a.shape(a.ndim() - 1) > 1 && a.stride(a.ndim() - 1) != 1) {
+  // The last axis must be contiguous (unless it has a single element; an
+  // empty array has no layout: numpy gives it any strides, 0 included).
+  if (a.size() > 0 && a.ndim() >= 1 && a.shape(a.ndim() - 1) > 1 && a.stride(a.ndim() - 1) != 1) {
     value_error(name + ": the last axis must be contiguous (stride " +
                 std::to_string(a.itemsize()) + " bytes), got stride " +
                 std::to_string(a.stride(a.ndim() - 1) * a.itemsize()) +

@@ -46,6 +46,8 @@ std::string shape_of(const A& a) {
   return shape_text(dims);
 }
 std::string dtype_text(const nb::dlpack::dtype& dt);  // "float32", "int64", "bool", ...
+// str(obj), or "?" if that raises.
+std::string py_str(nb::handle obj);
 
 // The TypeError text for an argument that is not an array (`written`: the
 // call writes into it, so a converted copy would lose the results).

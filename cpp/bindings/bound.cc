@@ -14,14 +14,13 @@
 namespace mjrefresh::bind {
 namespace {
 
-// `t` may share no byte with an array the call writes, nor (if `t` is
-// itself written, like the dirty mask) with one it reads. The bound arrays
-// were checked against each other at bind.
+// `t` (the rows or the dirty mask of one call, named first in the error)
+// may share no byte with an array the call writes, nor (if `t` is itself
+// written, like the mask) with one it reads. The bound arrays were checked
+// against each other at bind.
 void check_alone(const Touched& t, const CallArrays& a, bool written) {
   for (const Touched& w : a.written) {
-    if (!overlaps(t.bytes, w.bytes)) continue;
-    value_error(written ? t.name + ": overlaps " + w.name + " in memory"
-                        : w.name + ": overlaps the input " + t.name + " in memory");
+    if (overlaps(t.bytes, w.bytes)) value_error(t.name + ": overlaps " + w.name + " in memory");
   }
   if (!written) return;
   for (const Touched& r : a.read) {
@@ -33,8 +32,7 @@ void check_alone(const Touched& t, const CallArrays& a, bool written) {
 
 }  // namespace
 
-Bound::Bound(nb::object refresher, CallArrays arrays, nb::object datas, bool with_time,
-             bool poses)
+Bound::Bound(nb::object refresher, CallArrays arrays, nb::object datas, bool with_time, bool poses)
     : owner_(std::move(refresher)),
       datas_owner_(std::move(datas)),
       arrays_(std::move(arrays)),
@@ -56,16 +54,14 @@ RunResult Bound::call(const std::vector<int64_t>& ids) {
   PyRefresher& r = refresher();
   if (r.closed()) throw std::runtime_error(kClosedMessage);
   check_no_callbacks(r.impl().engine().stage_functions());
-  RunResult result;
-  {
-    nb::gil_scoped_release release;
+  const int64_t count = static_cast<int64_t>(ids.size());
+  RunResult result = without_gil([&] {
     if (datas_ != nullptr) {
       const MjDataMirror mirror(*datas_, r.impl().engine().selection(), arrays_.out, poses_);
-      result = r.impl().run(ids.data(), static_cast<int64_t>(ids.size()), in_, out_, &mirror);
-    } else {
-      result = r.impl().run(ids.data(), static_cast<int64_t>(ids.size()), in_, out_);
+      return r.impl().run(ids.data(), count, in_, out_, &mirror);
     }
-  }
+    return r.impl().run(ids.data(), count, in_, out_);
+  });
   if (result.closed) throw std::runtime_error(kClosedMessage);
   return result;
 }
@@ -94,8 +90,9 @@ std::optional<double> Bound::stage_seconds(const RowsArray& rows) {
   if (r.impl().engine().stage_functions() == 0 || datas_ != nullptr) return std::nullopt;
   const std::vector<int64_t> ids = checked_rows(rows, arrays_.n);
   check_no_callbacks(r.impl().engine().stage_functions());
-  nb::gil_scoped_release release;
-  return mjrefresh::stage_seconds(r.impl(), ids.data(), static_cast<int64_t>(ids.size()), in_);
+  return without_gil([&] {
+    return mjrefresh::stage_seconds(r.impl(), ids.data(), static_cast<int64_t>(ids.size()), in_);
+  });
 }
 
 nb::list Bound::outputs() const {

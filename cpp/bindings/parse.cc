@@ -34,7 +34,7 @@ bool is_scalar(nb::handle obj) {
 
 void check_known(nb::dict arrays, bool inputs_allowed) {
   for (auto [key, value] : arrays) {
-    const std::string name = nb::cast<std::string>(nb::str(key));
+    const std::string name = py_str(key);
     bool known = false;
     for (const InputInfo& i : kInputs) known |= inputs_allowed && name == i.name;
     for (const OutputInfo& o : kOutputs) known |= name == o.name;
@@ -83,7 +83,7 @@ RowView<const double> input_view(CallArrays& c, const mjModel* m, int i, nb::han
     return {data, n, items, stride};
   }
   check_shape(name, a, {n, items, info.width}, n_from_qpos);
-  if (items > 1 && a.stride(1) != info.width) {
+  if (a.size() > 0 && items > 1 && a.stride(1) != info.width) {
     value_error(name + ": each row must be contiguous (" + std::to_string(items) + "x" +
                 std::to_string(info.width) + " values)");
   }
@@ -137,7 +137,7 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     nb::handle obj = lookup(arrays, info.name);
     if (!obj.is_valid()) continue;
     const std::string name = info.name;
-    const int64_t items = output_items(m, sel, o);
+    const int64_t items = output_items(m->nsensordata, sel, o);
     if (items < 0) value_error("out." + name + ": this plan does not write " + name);
     const OutArray a = view_out(name, obj);
     OutView v;
@@ -145,11 +145,13 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     const bool matrix = info.indexed_by == IndexedBy::kSensordata;
     if (matrix) {
       check_shape(name, a, {c.n, items});
-      if (c.n > 1 && a.stride(0) == 0) value_error(name + ": rows alias each other (row stride 0)");
+      if (a.size() > 0 && c.n > 1 && a.stride(0) == 0) {
+        value_error(name + ": rows alias each other (row stride 0)");
+      }
     } else {
       check_shape(name, a, {c.n, items, static_cast<int64_t>(info.width)});
-      if ((c.n > 1 && a.stride(0) == 0) ||
-          (items > 1 && a.stride(1) < info.width && a.stride(1) > -info.width)) {
+      if (a.size() > 0 && ((c.n > 1 && a.stride(0) == 0) ||
+                           (items > 1 && a.stride(1) < info.width && a.stride(1) > -info.width))) {
         value_error(name + ": elements alias each other");
       }
     }
@@ -179,12 +181,13 @@ std::string listed(const std::vector<int>& fields) {
 void parse_fields(CallArrays& c, const mjModel* m, const Selection& sel, nb::handle given) {
   const std::vector<int>& declared = sel.model_fields;
   const bool none = !given.is_valid() || given.is_none();
-  if (!none && !PyMapping_Check(given.ptr())) {
+  if (!none && !(nb::hasattr(given, "keys") && nb::hasattr(given, "__getitem__"))) {
     type_error(std::string("model_fields: expected a mapping of field name to array, got ") +
                nb::type_name(given.type()).c_str());
   }
   const nb::dict fields =
-      none ? nb::dict() : nb::borrow<nb::dict>(nb::handle(reinterpret_cast<PyObject*>(&PyDict_Type))(given));
+      none ? nb::dict()
+           : nb::borrow<nb::dict>(nb::handle(reinterpret_cast<PyObject*>(&PyDict_Type))(given));
   if (declared.empty()) {
     if (fields.size() > 0) {
       value_error(
@@ -203,14 +206,14 @@ void parse_fields(CallArrays& c, const mjModel* m, const Selection& sel, nb::han
   }
   std::string extra;
   for (auto [key, value] : fields) {
-    const std::string k = nb::cast<std::string>(nb::str(key));
+    const std::string k = py_str(key);
     bool found = false;
     for (int f : declared) found |= k == model_field_info(f).name;
     if (!found) extra += (extra.empty() ? "'" : ", '") + k + "'";
   }
   if (!extra.empty()) {
-    value_error("model_fields: " + extra + " not declared at construction (declared: " +
-                listed(declared) + ")");
+    value_error("model_fields: " + extra +
+                " not declared at construction (declared: " + listed(declared) + ")");
   }
   for (int f : declared) {
     const ModelFieldInfo& info = model_field_info(f);
@@ -221,7 +224,8 @@ void parse_fields(CallArrays& c, const mjModel* m, const Selection& sel, nb::han
     std::vector<int64_t> shape{c.n, size / info.width};
     if (info.width > 1) shape.push_back(info.width);
     bool ok = a.ndim() == shape.size();
-    for (size_t k = 0; ok && k < shape.size(); ++k) ok = static_cast<int64_t>(a.shape(k)) == shape[k];
+    for (size_t k = 0; ok && k < shape.size(); ++k)
+      ok = static_cast<int64_t>(a.shape(k)) == shape[k];
     if (!ok) {
       value_error(name + ": expected shape " + shape_text(shape) + " (N, like model." + info.name +
                   "), got " + shape_of(a));
@@ -232,7 +236,7 @@ void parse_fields(CallArrays& c, const mjModel* m, const Selection& sel, nb::han
     // The trailing axes must form one C-contiguous block per row (a field
     // with no items is never read; numpy gives such arrays any strides).
     int64_t expect = 1;
-    for (size_t k = a.ndim(); size > 0 && k-- > 1;) {
+    for (size_t k = a.ndim(); a.size() > 0 && k-- > 1;) {
       if (a.shape(k) > 1 && a.stride(k) != expect) {
         value_error(name + ": each row's values must be contiguous");
       }
@@ -277,10 +281,10 @@ CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::hand
   return c;
 }
 
-nb::dict output_shapes(const mjModel* m, const Selection& sel, int64_t n) {
+nb::dict output_shapes(int64_t nsensordata, const Selection& sel, int64_t n) {
   nb::dict shapes;
   for (int o = 0; o < kNumOutputs; ++o) {
-    const int64_t items = output_items(m, sel, o);
+    const int64_t items = output_items(nsensordata, sel, o);
     if (items < 0) continue;
     if (kOutputs[o].indexed_by == IndexedBy::kSensordata) {
       shapes[kOutputs[o].name] = nb::make_tuple(n, items);

@@ -48,6 +48,6 @@ CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::hand
                                 int64_t n, bool poses);
 
 // The shape of each output `sel` writes, for `n` rows, by name.
-nb::dict output_shapes(const mjModel* m, const Selection& sel, int64_t n);
+nb::dict output_shapes(int64_t nsensordata, const Selection& sel, int64_t n);
 
 }  // namespace mjrefresh::bind

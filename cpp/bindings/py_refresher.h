@@ -21,10 +21,12 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,39 @@ using Failures = std::pair<std::vector<int64_t>, std::string>;
 
 // The RuntimeError text of any call on a closed refresher.
 inline constexpr const char* kClosedMessage = "Refresher is closed";
+
+// Whether the interpreter is shutting down (Py_IsFinalizing, or its private
+// name before 3.13, looked up once; callable without the GIL).
+bool interpreter_finalizing();
+// Never returns: for a thread that must not take the GIL back because the
+// interpreter is shutting down (the process ends around it).
+[[noreturn]] void park_forever();
+
+// f() with the GIL released. Not nanobind's gil_scoped_release: at
+// interpreter exit, CPython < 3.14 ends a daemon thread that takes the GIL
+// back with pthread_exit, whose forced unwind cannot pass nanobind's call
+// layer (std::terminate). A thread that comes back from f() during shutdown
+// parks instead, as CPython 3.14 parks such threads itself.
+template <class F>
+auto without_gil(F&& f) -> decltype(f()) {
+  using R = decltype(f());
+  PyThreadState* state = PyEval_SaveThread();
+  std::exception_ptr error;
+  std::conditional_t<std::is_void_v<R>, bool, std::optional<R>> result{};
+  try {
+    if constexpr (std::is_void_v<R>) {
+      f();
+    } else {
+      result = f();
+    }
+  } catch (...) {  // f()'s own exceptions, rethrown with the GIL held
+    error = std::current_exception();
+  }
+  if (interpreter_finalizing()) park_forever();
+  PyEval_RestoreThread(state);
+  if (error) std::rethrow_exception(error);
+  if constexpr (!std::is_void_v<R>) return std::move(*result);
+}
 
 class PyRefresher {
  public:
@@ -66,6 +101,8 @@ class PyRefresher {
 
  private:
   std::unique_ptr<Refresher> impl_;
+  Selection sel_;  // what the plan writes, kept after close (output_shapes)
+  int64_t nsensordata_ = 0;
 };
 
 // A call bound to checked arrays: see the contract above.

@@ -40,8 +40,7 @@ void py_stage_loop(nb::handle model, nb::handle qpos_obj, nb::handle qvel_obj,
   s.items = m->nsensordata;
   s.width = s.item_stride = 1;
   s.row_stride = n ? sensordata.stride(0) : 0;
-  nb::gil_scoped_release release;
-  stage_loop(m, q, v, s, col_start, col_stop);
+  without_gil([&] { stage_loop(m, q, v, s, col_start, col_stop); });
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
+#include <dlfcn.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 
 #include "bindings/register.h"
@@ -16,6 +19,21 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace mjrefresh::bind {
+
+bool interpreter_finalizing() {
+  using Query = int (*)();
+  static const Query query = [] {
+    void* f = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+    if (f == nullptr) f = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    return reinterpret_cast<Query>(f);
+  }();
+  return query != nullptr && query() != 0;
+}
+
+void park_forever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 PyRefresher::PyRefresher(uintptr_t model_address, const Config& config) {
   if (model_address == 0) throw nb::value_error("model: null mjModel address");
   if (config.num_threads < 1) {
@@ -43,6 +61,8 @@ PyRefresher::PyRefresher(uintptr_t model_address, const Config& config) {
     throw nb::value_error(e.what());
   }
   impl_ = std::make_unique<Refresher>(std::move(engine), threads, config.cpu_ids);
+  sel_ = config;
+  nsensordata_ = m->nsensordata;
 }
 
 const mjModel* PyRefresher::model() const {
@@ -57,12 +77,11 @@ const Selection& PyRefresher::selection() const {
 
 nb::dict PyRefresher::output_shapes(int64_t n) const {
   if (n < 0) value_error("num_envs: expected an int >= 0, got " + std::to_string(n));
-  return bind::output_shapes(model(), selection(), n);
+  return bind::output_shapes(nsensordata_, sel_, n);  // also once closed
 }
 
 void PyRefresher::close() {
-  nb::gil_scoped_release release;  // close() waits for a running call
-  impl_->close();
+  without_gil([&] { impl_->close(); });  // close() waits for a running call
 }
 
 nb::class_<PyRefresher> register_refresher(nb::module_& m) {

@@ -37,11 +37,11 @@ enum class Need {
 
 struct InputInfo {
   const char* name;
-  const char* count;                    // mjModel size of the middle axis, or nullptr
-  int64_t (*items)(const mjModel* m);   // that size, or nullptr
-  int width;                            // values per item
+  const char* count;                   // mjModel size of the middle axis, or nullptr
+  int64_t (*items)(const mjModel* m);  // that size, or nullptr
+  int width;                           // values per item
   Need need;
-  double* (*in_mjdata)(mjData* d);      // where an mjData keeps it
+  double* (*in_mjdata)(mjData* d);  // where an mjData keeps it
 };
 
 enum InputId : int { kInQpos, kInQvel, kInMocapPos, kInMocapQuat, kInTime, kNumInputs };

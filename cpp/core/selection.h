@@ -73,8 +73,9 @@ struct Selection {
 };
 
 // Items per row of output `o` (kOutputs) that `sel` writes (its middle
-// axis), or -1 if the selection writes none of it.
-inline int64_t output_items(const mjModel* m, const Selection& sel, int o) {
+// axis; sensordata: nsensordata columns), or -1 if the selection writes
+// none of it.
+inline int64_t output_items(int64_t nsensordata, const Selection& sel, int o) {
   const int64_t bodies = static_cast<int64_t>(sel.bodies.size());
   switch (kOutputs[o].indexed_by) {
     case IndexedBy::kBodies:
@@ -84,7 +85,7 @@ inline int64_t output_items(const mjModel* m, const Selection& sel, int o) {
     case IndexedBy::kSites:
       return sel.sites.empty() ? -1 : static_cast<int64_t>(sel.sites.size());
     case IndexedBy::kSensordata:
-      return sel.columns.empty() ? -1 : m->nsensordata;
+      return sel.columns.empty() ? -1 : nsensordata;
   }
   return -1;
 }

@@ -133,6 +133,8 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         return np.empty(0, dtype=np.int64)
     if a.dtype.kind not in "iu" or (form.int_dtypes is not None and a.dtype not in form.int_dtypes):
         raise form.dtype_error(f"{name}: expected {form.dtype_expected}, got dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and int(a.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}: expected row ids in [0, {n}), got {int(a.max())}")
     ids = np.require(a, dtype=np.int64, requirements=("C", "A"))
     if form.bounds == "each":
         lo, hi = _min_max(ids)

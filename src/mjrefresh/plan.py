@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import mujoco
 
 from ._native import core as _core
+from ._rows import is_int
 from ._suggest import did_you_mean, model_names, other_kind_hint, unknown_name_hint
 from .sensor_rules import (
     STAGE_COSTS,
@@ -237,11 +238,14 @@ def _check_ranges(model: mujoco.MjModel, sensor_ranges: object) -> list[tuple[in
     n = model.nsensordata
     for k, item in enumerate(sensor_ranges):
         try:
-            start, stop = (int(v) for v in item)
-        except (TypeError, ValueError):
+            pair = tuple(item)
+        except TypeError:
+            pair = ()
+        if len(pair) != 2 or not all(is_int(v) for v in pair):
             raise TypeError(
                 f"sensor_ranges[{k}]: expected a (start, stop) pair of ints, got {item!r}"
-            ) from None
+            )
+        start, stop = (int(v) for v in pair)
         if not 0 <= start < stop <= n:
             raise ValueError(
                 f"sensor_ranges[{k}]: expected 0 <= start < stop <= {n} "

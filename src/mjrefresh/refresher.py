@@ -32,12 +32,19 @@ def _close_live_refreshers() -> None:
         r.close()
 
 
+#: Participants a Refresher may have: far more than any machine has cores
+#: (each needs its own scratch state and stack), and an int for the core.
+MAX_THREADS = 4096
+
+
 def _check_num_threads(num_threads: object) -> int:
     if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
         raise TypeError(f"num_threads: expected an int, got {type(num_threads).__name__}")
     n = int(num_threads)
     if n < 0:
         raise ValueError(f"num_threads: expected >= 0 (0 = all logical CPUs), got {n}")
+    if n > MAX_THREADS:
+        raise ValueError(f"num_threads: expected at most {MAX_THREADS}, got {n}")
     return n if n > 0 else int(_core.available_cpus())
 
 
@@ -223,9 +230,9 @@ class Refresher:
         if (
             isinstance(num_envs, bool)
             or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 0
+            or not 0 <= num_envs < 2**62
         ):
-            raise ValueError(f"num_envs: expected an int >= 0, got {num_envs!r}")
+            raise ValueError(f"num_envs: expected an int in [0, 2**62), got {num_envs!r}")
         dt = np.dtype(dtype)
         if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise TypeError(f"dtype: expected float64 or float32, got {dt}")

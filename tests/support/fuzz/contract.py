@@ -389,7 +389,13 @@ def oracle(
     ids: Sequence[int],
     model_fields: Mapping[str, np.ndarray] | None = None,
 ) -> Forward:
-    """mj_forward at rows `ids` (per-row model copies for per-environment fields)."""
+    """mj_forward at rows `ids` (per-row model copies for per-environment fields),
+    with every tree awake (README, Guarantees: a row carries no sleep state;
+    MuJoCo's own first forward of a fresh MjData leaves the energies of trees
+    that start asleep at 0)."""
+    if model.opt.enableflags & mujoco.mjtEnableBit.mjENBL_SLEEP:
+        model = copy.deepcopy(model)
+        model.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
     if not model_fields:
         return forward_rows(model, states, rows=list(ids))
     parts = []
