@@ -38,6 +38,9 @@ from support.fuzz.runner import ForkServer, failure_message
 
 import mjrefresh
 
+# CI runs the fuzz suite with the parity tests on every supported MuJoCo release.
+pytestmark = pytest.mark.fuzz
+
 SEED = int(os.environ.get("MJREFRESH_FUZZ_SEED", DEFAULT_SEED))
 # .ci/sanitize sets MJREFRESH_UNDER_ASAN: the sanitized build is 2-3x slower
 _DEFAULT_CASES = "300" if os.environ.get("MJREFRESH_UNDER_ASAN") else "600"

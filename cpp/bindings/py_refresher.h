@@ -38,8 +38,6 @@ namespace mjrefresh::bind {
 
 using Failures = std::pair<std::vector<int64_t>, std::string>;
 
-// The RuntimeError text of any call on a closed refresher.
-inline constexpr const char* kClosedMessage = "Refresher is closed";
 
 // Whether the interpreter is shutting down (Py_IsFinalizing, or its private
 // name before 3.13, looked up once; callable without the GIL).

@@ -112,7 +112,7 @@ int64_t Refresher::participant_bytes() const {
 void Refresher::with_engine(const std::function<void(RowEngine&)>& fn) {
   recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pool_) throw std::runtime_error("Refresher is closed");
+  if (!pool_) throw std::runtime_error(kClosedMessage);
   fn(*engine_);
 }
 

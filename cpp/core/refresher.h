@@ -48,6 +48,9 @@
 
 namespace mjrefresh {
 
+// The error text of any call on a closed refresher (RuntimeError in Python).
+inline constexpr const char* kClosedMessage = "Refresher is closed";
+
 struct RunResult {
   bool closed = false;
   std::vector<int64_t> failed_rows;  // sorted rows whose refresh raised a MuJoCo error
