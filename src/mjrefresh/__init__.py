@@ -7,7 +7,8 @@ Public API: :class:`Refresher` (plan once per model, refresh rows),
 :class:`RefreshOutputs`, :class:`RefreshPlan`, :class:`RefreshError`;
 :class:`StateCache` (when to refresh which rows) and the backend bindings
 ``bind_arrays``, ``bind_mjbatch``/:class:`MjbatchSensorRefresher`,
-``bind_mujoco_batch`` and ``bind_mjdata_list``; ``refresh_mjdata`` (one
+``bind_mujoco_batch``, ``bind_mjdata_list`` and ``bind_state`` (state
+vectors, with :func:`state_views`); ``refresh_mjdata`` (one
 native refresh of a list of ``mujoco.MjData``, in place).
 """
 
@@ -22,7 +23,9 @@ from .backends import (
     bind_mjbatch,
     bind_mjdata_list,
     bind_mujoco_batch,
+    bind_state,
     refresh_mjdata,
+    state_views,
 )
 from .bound_refresh import BoundRefresh
 from .cache import CacheStats, StateCache
@@ -52,5 +55,7 @@ __all__ = [
     "bind_mjbatch",
     "bind_mjdata_list",
     "bind_mujoco_batch",
+    "bind_state",
     "refresh_mjdata",
+    "state_views",
 ]

@@ -11,6 +11,9 @@ Every binding reads the backend's state in place (no copy of ``qpos``/
   ``refresh_sensor_ranges(ids, sensor_ranges)``.
 * :func:`bind_mujoco_batch` (:mod:`.mujoco_batch`): a MuJoCo >= 4.0
   ``mujoco.batch.Batch``.
+* :func:`bind_state` and :func:`state_views` (:mod:`.state_vectors`): rows
+  kept as MuJoCo state vectors (``mj_getState`` layout: ``mujoco.rollout``
+  trajectories, batch runtimes' returned states).
 * :func:`bind_mjdata_list` (:mod:`.mjdata_list`): a list of ``mujoco.MjData``
   (one per environment), read and written in place by the native core
   through per-row pointers; :func:`refresh_mjdata` (:mod:`.mjdata_rows`) is
@@ -27,6 +30,7 @@ from .mjbatch import MjbatchSensorRefresher, bind_mjbatch
 from .mjdata_list import MjDataListCache, bind_mjdata_list
 from .mjdata_rows import refresh_mjdata
 from .mujoco_batch import bind_mujoco_batch
+from .state_vectors import bind_state, state_views
 
 __all__ = [
     "MjDataListCache",
@@ -35,5 +39,7 @@ __all__ = [
     "bind_mjbatch",
     "bind_mjdata_list",
     "bind_mujoco_batch",
+    "bind_state",
     "refresh_mjdata",
+    "state_views",
 ]

@@ -1,0 +1,148 @@
+"""Rows kept as MuJoCo state vectors: state_views gives zero-copy views of
+the inputs in mj_getState's layout (any spec holding qpos and qvel, any row
+stride, merged leading axes), refreshes through them equal mj_forward after
+mj_setState, bind_state is a StateCache over them that writes a runtime's
+sensordata in place, and bad states are refused naming the argument."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from mujoco import rollout
+from support.models import rich_model
+from support.states import random_states
+
+import mjrefresh
+
+pytestmark = pytest.mark.parity
+
+S = mujoco.mjtState
+N = 12
+MOCAP_SPEC = int(S.mjSTATE_FULLPHYSICS) | int(S.mjSTATE_MOCAP_POS) | int(S.mjSTATE_MOCAP_QUAT)
+
+
+def _states(m: mujoco.MjModel, spec: int, n: int = N, seed: int = 0) -> np.ndarray:
+    """(n, nstate) rows written by mj_getState from random states."""
+    st = random_states(m, n, seed=seed)
+    d = mujoco.MjData(m)
+    rows = np.zeros((n, mujoco.mj_stateSize(m, spec)))
+    for k in range(n):
+        d.qpos[:], d.qvel[:], d.time = st["qpos"][k], st["qvel"][k], st["time"][k]
+        d.mocap_pos[:], d.mocap_quat[:] = st["mocap_pos"][k], st["mocap_quat"][k]
+        d.act[:] = k
+        mujoco.mj_getState(m, d, rows[k], spec)
+    return rows
+
+
+def _forward(m: mujoco.MjModel, rows: np.ndarray, spec: int) -> np.ndarray:
+    """mj_forward's sensordata at each row (mj_setState on a reset MjData;
+    mocap as compiled when the spec has none)."""
+    d = mujoco.MjData(m)
+    out = np.zeros((len(rows), m.nsensordata))
+    for k, row in enumerate(rows):
+        mujoco.mj_resetData(m, d)
+        mujoco.mj_setState(m, d, row, spec)
+        mujoco.mj_forward(m, d)
+        out[k] = d.sensordata
+    return out
+
+
+@pytest.mark.parametrize("spec", [int(S.mjSTATE_FULLPHYSICS), MOCAP_SPEC])
+def test_views_are_the_state_components_in_place(spec):
+    m = rich_model()
+    rows = _states(m, spec)
+    views = mjrefresh.state_views(m, rows, spec)
+    d = mujoco.MjData(m)
+    for k in (0, N - 1):
+        mujoco.mj_setState(m, d, rows[k], spec)
+        np.testing.assert_array_equal(views["qpos"][k], d.qpos)
+        np.testing.assert_array_equal(views["qvel"][k], d.qvel)
+        assert views["time"][k] == d.time
+        if spec == MOCAP_SPEC:
+            np.testing.assert_array_equal(views["mocap_pos"][k], d.mocap_pos)
+            np.testing.assert_array_equal(views["mocap_quat"][k], d.mocap_quat)
+    assert ("mocap_pos" in views) == (spec == MOCAP_SPEC)
+    for v in views.values():
+        assert np.shares_memory(v, rows)
+
+
+@pytest.mark.parametrize("engine", ["exact", "auto"])
+def test_a_refresh_through_the_views_equals_mj_forward(engine):
+    m = rich_model()
+    rows = _states(m, MOCAP_SPEC)
+    names = [m.sensor(i).name for i in range(m.nsensor) if m.sensor_needstage[i] != 3]
+    r = mjrefresh.Refresher(m, sensors=names, engine=engine, num_threads=2)
+    out = r.outputs(N)
+    r.refresh(np.arange(N), out=out, **mjrefresh.state_views(m, rows, MOCAP_SPEC))
+    want = _forward(m, rows, MOCAP_SPEC)
+    for a, b in r.plan.column_ranges:
+        if r.plan.engine == "exact":
+            np.testing.assert_array_equal(out.sensordata[:, a:b], want[:, a:b])
+        else:
+            np.testing.assert_allclose(out.sensordata[:, a:b], want[:, a:b], atol=1e-10)
+
+
+def test_a_rollout_trajectory_refreshes_in_one_call():
+    m = mjrefresh.models.quadruped()
+    spec = int(S.mjSTATE_FULLPHYSICS)
+    nbatch, nstep = 3, 7
+    x0 = _states(m, spec, nbatch, seed=1)
+    ctrl = np.random.default_rng(2).normal(scale=0.3, size=(nbatch, nstep, m.nu))
+    state, sensordata = rollout.rollout(m, mujoco.MjData(m), x0, ctrl)
+    assert state.shape == (nbatch, nstep, mujoco.mj_stateSize(m, spec))
+    physics = sensordata.copy()
+    r = mjrefresh.Refresher(m, sensor_ranges=[(68, 328)], num_threads=2)
+    cache = mjrefresh.bind_state(r, state, sensordata=sensordata)
+    assert cache.num_envs == nbatch * nstep
+    cache.mark_stepped()
+    assert cache.refresh_dirty_rows() == nbatch * nstep
+    want = _forward(m, state.reshape(-1, state.shape[-1]), spec).reshape(sensordata.shape)
+    np.testing.assert_allclose(sensordata[..., 68:328], want[..., 68:328], rtol=0, atol=1e-10)
+    # the rest, acceleration-stage sensors included, keeps the physics' values
+    np.testing.assert_array_equal(sensordata[..., :68], physics[..., :68])
+
+
+def test_row_strided_states_are_read_in_place():
+    m = rich_model()
+    spec = int(S.mjSTATE_FULLPHYSICS)
+    wide = np.zeros((2 * N, mujoco.mj_stateSize(m, spec) + 5))
+    wide[::2, : wide.shape[1] - 5] = _states(m, spec)
+    rows = wide[::2, : wide.shape[1] - 5]
+    views = mjrefresh.state_views(m, rows, spec)
+    assert views["qpos"].strides[0] == wide.strides[0] * 2
+    # FULLPHYSICS holds no mocap poses: give the model's, the same for every row
+    d = mujoco.MjData(m)
+    mocap = {"mocap_pos": np.broadcast_to(d.mocap_pos, (N, m.nmocap, 3))}
+    mocap["mocap_quat"] = np.broadcast_to(d.mocap_quat, (N, m.nmocap, 4))
+    r = mjrefresh.Refresher(m, bodies=["arm2"])
+    out = r.outputs(N)
+    r.refresh(np.arange(N), out=out, **views, **mocap)
+    mujoco.mj_setState(m, d, rows[3], spec)
+    mujoco.mj_forward(m, d)
+    np.testing.assert_allclose(out.body_pos[3, 0], d.xpos[m.body("arm2").id], atol=1e-12)
+
+
+def test_bad_states_are_refused_naming_them():
+    m = rich_model()
+    spec = int(S.mjSTATE_FULLPHYSICS)
+    rows = _states(m, spec)
+    width = rows.shape[1]
+    with pytest.raises(ValueError, match=r"spec: expected a state spec that includes mjSTATE_QPOS"):
+        mjrefresh.state_views(m, rows, S.mjSTATE_TIME)
+    with pytest.raises(
+        ValueError, match=rf"states: expected {width} columns \(mj_stateSize\(model, spec=0x"
+    ):
+        mjrefresh.state_views(m, rows[:, :-1], spec)
+    other = mjrefresh.models.quadruped()
+    with pytest.raises(ValueError, match=r"states: expected \d+ columns .*another model"):
+        mjrefresh.state_views(other, rows, spec)
+    with pytest.raises(TypeError, match=r"states: expected dtype float64, got float32"):
+        mjrefresh.state_views(m, rows.astype(np.float32), spec)
+    with pytest.raises(ValueError, match=r"states: expected \(N, \d+\) or \(\.\.\., \d+\) rows"):
+        mjrefresh.state_views(m, rows[0], spec)
+    traj = np.zeros((4, 3, width))[:, ::2]  # leading axes that do not merge
+    with pytest.raises(ValueError, match=r"states: its leading axes \(4, 2\) cannot be merged"):
+        mjrefresh.state_views(m, traj, spec)
+    with pytest.raises(TypeError, match=r"spec: expected a mujoco.mjtState value"):
+        mjrefresh.state_views(m, rows, "fullphysics")
