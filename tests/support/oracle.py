@@ -59,25 +59,21 @@ class Forward:
             rmat = self.xmat[:, r].reshape(-1, 3, 3)
             diff = self.xpos[:, b] - self.xpos[:, r, None]
             out["body_pos_rel"] = np.einsum("nji,nbj->nbi", rmat, diff)
-            out["body_quat_rel"] = _mul_quat(
-                self.xquat[:, r, None] * [1, -1, -1, -1], self.xquat[:, b]
-            )
+            out["body_quat_rel"] = _quat_in_frame(self.xquat[:, b], self.xquat[:, r])
         return out
 
 
-def _mul_quat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """mju_mulQuat, broadcast over leading axes (same term order)."""
-    w1, x1, y1, z1 = (a[..., k] for k in range(4))
-    w2, x2, y2, z2 = (b[..., k] for k in range(4))
-    return np.stack(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ],
-        axis=-1,
-    )
+def _quat_in_frame(quats: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """neg(frame) * quats with MuJoCo's own mju_negQuat/mju_mulQuat (a
+    framequat sensor with reftype xbody; MuJoCo 4.0 rounds the product
+    differently from 3.x): `quats` (n, b, 4), `frame` (n, 4)."""
+    out = np.empty_like(quats)
+    neg = np.empty(4)
+    for i in range(quats.shape[0]):
+        mujoco.mju_negQuat(neg, frame[i])
+        for k in range(quats.shape[1]):
+            mujoco.mju_mulQuat(out[i, k], neg, quats[i, k])
+    return out
 
 
 def _set_state(m: mujoco.MjModel, d: mujoco.MjData, states: Mapping, r: int) -> None:
