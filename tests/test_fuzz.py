@@ -1,6 +1,6 @@
 """Seeded, bounded fuzzing of the public API against README "Guarantees".
 
-Cases come from tests/support/fuzz/cases.py, one test per family: parity,
+Cases come from tests/support/fuzz/cases/, one test per family: parity,
 dtypes, shapes, strides, alignment, readonly, aliasing, rows, dirty masks,
 non-finite states, construction, lifecycle (close), threads, fork, SIGINT,
 MuJoCo global callbacks, outputs(), thread-creation failure, multi-dimensional
