@@ -1,8 +1,9 @@
-"""Instructions per refreshed row, counted by callgrind inside the native
-call (``Bound.run``: the row checks, the callback guard and the refresh on
-the worker pool): a repeatable measure that does not depend on how busy
-the machine is. (Python's own instructions around the call vary from run
-to run with hash seeds and collector timing, so they are not counted.)
+"""Instructions per refreshed row, counted by callgrind: a repeatable
+measure that does not depend on how busy the machine is. Two counts: the
+native refresh alone (``mjrefresh::Refresher::run``: the worker pool and the
+engine, the same function in every version of the core), and the whole
+process (the Python wrapper and the binding's checks too, with a fixed hash
+seed; it varies a little with the collector's timing).
 
 For each embedded model's tracking refresh (fast and exact engines, one
 thread, N rows, every row refreshed through ``Refresher.bind``), the script
@@ -50,15 +51,15 @@ def run_calls(model_name: str, engine: str, n: int, calls: int) -> None:
         bound(rows)
 
 
-def instructions(model_name: str, engine: str, n: int, calls: int) -> int:
-    """Total instructions callgrind counts for one run of `run_calls`."""
+def instructions(model_name: str, engine: str, n: int, calls: int, core: bool) -> int:
+    """Instructions callgrind counts for one run of `run_calls`: inside
+    Refresher::run only (`core`), or in the whole process."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         cmd = [
             "valgrind",
             "--tool=callgrind",
-            "--toggle-collect=*Bound::run*",
-            "--toggle-collect=*PyRefresher::run*",  # the entry point before _core.Bound
+            *(["--toggle-collect=mjrefresh::Refresher::run*"] if core else []),
             f"--callgrind-out-file={out}",
             sys.executable,
             "-m",
@@ -87,13 +88,16 @@ def main() -> None:
         run_calls(name, engine, int(n), int(calls))
         return
     print("instructions per refreshed row (callgrind, 1 thread, K vs 4K refreshes)")
+    print("  model     engine     N    K  Refresher::run  whole process")
     for name, engine in CASES:
         for n in (args.n, 8):
             k = max(args.calls, args.calls * args.n // n // 8)
-            short = instructions(name, engine, n, k)
-            long = instructions(name, engine, n, 4 * k)
-            per_row = (long - short) / (3 * k * n)
-            print(f"  {name:9s} {engine:5s} N={n:5d} K={k:4d}: {per_row:10.0f} per row")
+            per_row = []
+            for core in (True, False):
+                short = instructions(name, engine, n, k, core)
+                long = instructions(name, engine, n, 4 * k, core)
+                per_row.append((long - short) / (3 * k * n))
+            print(f"  {name:9s} {engine:5s} {n:5d} {k:4d} {per_row[0]:15.0f} {per_row[1]:14.0f}")
 
 
 if __name__ == "__main__":

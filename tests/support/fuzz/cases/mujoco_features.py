@@ -177,6 +177,10 @@ def gen_options(rng: random.Random, index: int) -> tuple[str, float]:
         "for field, bit in c.OPTION_FLAGS:\n"
         "    model = copy.deepcopy(base)\n"
         "    setattr(model.opt, field, getattr(model.opt, field) ^ bit)\n"
+        "    try:  # some flags need others (MuJoCo 4.0's ipc needs its integrator)\n"
+        "        mujoco.mj_forward(model, mujoco.MjData(model))\n"
+        "    except mujoco.FatalError:\n"
+        "        continue  # MuJoCo itself refuses the model: nothing to compare with\n"
         + field
         + "    for engine in ('auto', 'exact'):\n"
         f"        kwargs = dict({sel!r}, sensors=c.pos_vel_sensors(model), engine=engine)\n"
