@@ -114,6 +114,59 @@ def test_bind_mjbatch_float32_sensordata(legged_model):
         np.testing.assert_allclose(sd32[:, cols], exp["sensordata"][:, cols], rtol=1e-5, atol=1e-5)
 
 
+def _float32_batch(model, n, seed):
+    """A batch bound as unisim binds it by default: state, controls and
+    sensordata as float32 views, random states written through them."""
+    b = mjbatch.Batch(model, n, num_threads=2)
+    names = ("time", "qpos", "qvel", "mocap_pos", "mocap_quat", "ctrl", "sensordata")
+    views = {name: b.bind(name, np.float32) for name in names}
+    rng = np.random.default_rng(seed)
+    views["qpos"][:] = model.qpos0 + rng.normal(scale=0.3, size=views["qpos"].shape)
+    views["qvel"][:] = rng.normal(size=views["qvel"].shape)
+    b.forward()  # applies the float32 writes to the state rows
+    return b, views
+
+
+def _float64_states(b):
+    """The batch's native float64 state rows, per component (mjSTATE_INTEGRATION)."""
+    views = mjrefresh.state_views(b.model, b.bind("state"), mujoco.mjtState.mjSTATE_INTEGRATION)
+    return {k: v.copy() for k, v in views.items()}
+
+
+def test_bind_mjbatch_reads_a_float32_bound_batch_from_its_state_rows(legged_model):
+    # unisim's default: every view float32. The state is read from the
+    # native float64 rows; refreshed columns go where the backend reads them.
+    b, views = _float32_batch(legged_model, 5, seed=6)
+    names = tracked_sensors(legged_model)
+    with mjrefresh.Refresher(legged_model, bodies=["base", "foot"], sensors=names) as r:
+        cache = mjrefresh.bind_mjbatch(b, r)
+        assert cache.storage.sensordata.dtype == np.float32
+        assert np.shares_memory(cache.storage.sensordata, views["sensordata"])
+        assert np.shares_memory(cache._inputs["qpos"], b.bind("state"))
+        views["ctrl"][:] = 0.3
+        b.step(nstep=3)
+        cache.mark_stepped()
+        pos = cache.body_pos("foot")
+        exp = expected_outputs(legged_model, _float64_states(b), ["base", "foot"])
+        np.testing.assert_allclose(pos, exp["body_pos"][:, 1], rtol=0, atol=1e-12)
+        cols = sensor_cols(legged_model, names)
+        np.testing.assert_allclose(
+            views["sensordata"][:, cols], exp["sensordata"][:, cols], rtol=2e-7, atol=1e-6
+        )
+
+
+def test_drop_in_refreshes_a_float32_bound_batch(legged_model):
+    b, views = _float32_batch(legged_model, 4, seed=8)
+    views["ctrl"][:] = -0.2
+    b.step(nstep=2)
+    cols = sensor_cols(legged_model, tracked_sensors(legged_model))
+    lo, hi = int(cols.min()), int(cols.max()) + 1
+    with mjrefresh.MjbatchSensorRefresher(b, num_threads=2) as d:
+        d.refresh_sensor_ranges(None, [lo, hi])
+    exp = expected_outputs(legged_model, _float64_states(b))["sensordata"]
+    np.testing.assert_allclose(views["sensordata"][:, cols], exp[:, cols], rtol=2e-7, atol=1e-6)
+
+
 def test_bind_mjbatch_errors(legged_model, legged_refresher, batch):
     with pytest.raises(TypeError, match="batch: expected mjbatch.Batch, got list"):
         mjrefresh.bind_mjbatch([], legged_refresher)
@@ -126,10 +179,6 @@ def test_bind_mjbatch_errors(legged_model, legged_refresher, batch):
             match=r"batch: its model does not match the refresher's model \(expected nq=7, got nq=13\)",  # noqa: E501
         ):
             mjrefresh.bind_mjbatch(batch, r)
-    b = mjbatch.Batch(legged_model, 2, num_threads=1)
-    b.bind("qpos", np.float32)
-    with pytest.raises(ValueError, match="batch: cannot bind qpos as the native float64 view"):
-        mjrefresh.bind_mjbatch(b, legged_refresher)
 
 
 # ---------------------------------------------------------------- drop-in

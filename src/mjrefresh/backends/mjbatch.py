@@ -15,6 +15,7 @@ from ..cache import StateCache
 from ..refresher import Refresher
 from ._checks import check_refresher, check_same_sizes
 from ._optional import require_mjbatch
+from .state_vectors import state_views
 
 
 def _mjbatch_sensordata(batch: Any) -> np.ndarray:
@@ -26,16 +27,35 @@ def _mjbatch_sensordata(batch: Any) -> np.ndarray:
     return view
 
 
-def _mjbatch_state(batch: Any, name: str) -> np.ndarray:
-    """The batch's bound float64 view `name` of its state rows (read in place)."""
+def _mjbatch_inputs(batch: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Float64 views of the batch's state rows for the inputs `names`, read
+    in place. The batch's own bound views when they are float64; when the
+    backend bound them as float32 (unisim's default), the same components of
+    its native state rows (``batch.bind("state")``, ``mjSTATE_INTEGRATION``
+    layout), which every batch call updates from the float32 views."""
     try:
-        view: np.ndarray = batch.bind(name)
-    except ValueError as exc:
+        return {name: batch.bind(name) for name in names}
+    except ValueError:  # "... is already bound with another dtype"
+        pass
+    model = batch.model
+    spec = mujoco.mjtState.mjSTATE_INTEGRATION
+    state = batch.bind("state")
+    if state.shape[-1] != mujoco.mj_stateSize(model, spec):
         raise ValueError(
-            f"batch: cannot bind {name} as the native float64 view of its state rows ({exc}); "
-            "mjrefresh reads the state rows in place"
-        ) from None
-    return view
+            f"batch: its state rows have {state.shape[-1]} columns, not "
+            f"mj_stateSize(model, mjSTATE_INTEGRATION) = {mujoco.mj_stateSize(model, spec)}; "
+            "this mjbatch-uni lays them out differently (bind its state as float64)"
+        )
+    views = state_views(model, state, spec)
+    return {name: views[name] for name in names}
+
+
+def _input_names(model: mujoco.MjModel, needs_time: bool) -> list[str]:
+    """The refresh inputs a batch of `model` must provide."""
+    names = ["qpos", "qvel"]
+    if model.nmocap:
+        names += ["mocap_pos", "mocap_quat"]
+    return names + (["time"] if needs_time else [])
 
 
 def bind_mjbatch(
@@ -50,9 +70,14 @@ def bind_mjbatch(
     Reads the batch's bound ``qpos``/``qvel`` (and ``mocap_pos``/
     ``mocap_quat``/``time`` when needed): row-strided float64 views into its
     state rows, so writes to them are seen by the next refresh without a
-    copy. Refreshed sensor columns are written into the batch's bound
-    ``sensordata`` (float64, or float32 if the backend bound it so); its other
-    columns (acceleration-stage sensors) keep the batch's physics values.
+    copy. A batch whose backend bound them as float32 (unisim's default) is
+    read from its native float64 state rows (``batch.bind("state")``) in
+    place instead; writes through float32 views reach those rows at the
+    batch's next call (``step``, ``forward``, ``reset``), so refresh after
+    it. Refreshed sensor columns are written into the batch's bound
+    ``sensordata`` (float64, or float32 if the backend bound it so: where
+    its readers read them); its other columns (acceleration-stage sensors)
+    keep the batch's physics values.
     Body/site outputs go to the cache's own arrays (``dtype``) unless given.
 
     Usage: ``batch.step(); cache.mark_stepped()``; after
@@ -73,15 +98,7 @@ def bind_mjbatch(
         raise TypeError(f"batch: expected mjbatch.Batch, got {type(batch).__name__}")
     check_same_sizes(refresher, batch.model, "batch")
     plan = refresher.plan
-    kw: dict[str, Any] = {
-        "qpos": _mjbatch_state(batch, "qpos"),
-        "qvel": _mjbatch_state(batch, "qvel"),
-    }
-    if refresher.model.nmocap:
-        kw["mocap_pos"] = _mjbatch_state(batch, "mocap_pos")
-        kw["mocap_quat"] = _mjbatch_state(batch, "mocap_quat")
-    if plan.needs_time:
-        kw["time"] = _mjbatch_state(batch, "time")
+    kw: dict[str, Any] = _mjbatch_inputs(batch, _input_names(refresher.model, plan.needs_time))
     if plan.model_fields:
         kw["model_fields"] = {name: batch.expand(name) for name in plan.model_fields}
     backend: tuple[str, ...] = ()
@@ -111,7 +128,7 @@ class MjbatchSensorRefresher:
     cannot compute (user, plugin, delayed/interval; acceleration-stage ones
     are left alone, as above) raises :class:`~mjrefresh.PlanError`; pending
     float32-bound input writes are not applied (the state rows are read as
-    they are).
+    they are: a float32-bound batch's writes reach them at its next call).
 
     One :class:`~mjrefresh.Refresher` is planned per distinct set of ranges
     and kept (the ``max_plans`` most recent); :meth:`close` stops their threads.
@@ -146,14 +163,7 @@ class MjbatchSensorRefresher:
             for i in range(m.nsensor)
             if int(m.sensor_needstage[i]) == mujoco.mjtStage.mjSTAGE_ACC
         ]
-        self._state: dict[str, np.ndarray] = {
-            "qpos": _mjbatch_state(batch, "qpos"),
-            "qvel": _mjbatch_state(batch, "qvel"),
-        }
-        if m.nmocap:
-            self._state["mocap_pos"] = _mjbatch_state(batch, "mocap_pos")
-            self._state["mocap_quat"] = _mjbatch_state(batch, "mocap_quat")
-        self._time: np.ndarray | None = None
+        self._state = _mjbatch_inputs(batch, _input_names(m, needs_time=True))
 
     def _ranges(self, sensor_ranges: Any) -> tuple[tuple[int, int], ...]:
         if sensor_ranges is None:  # mjbatch-uni raises ValueError here too
@@ -237,10 +247,8 @@ class MjbatchSensorRefresher:
         if rows is None:
             rows = np.arange(n, dtype=np.int64)
         kw: dict[str, Any] = dict(self._state)
-        if r.plan.needs_time:
-            if self._time is None:
-                self._time = _mjbatch_state(self._batch, "time")
-            kw["time"] = self._time
+        if not r.plan.needs_time:
+            kw.pop("time")
         out = r.outputs(n, sensordata=_mjbatch_sensordata(self._batch))
         r.refresh(rows, out=out, **kw)
 
