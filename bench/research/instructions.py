@@ -59,7 +59,8 @@ def instructions(model_name: str, engine: str, n: int, calls: int, core: bool) -
         cmd = [
             "valgrind",
             "--tool=callgrind",
-            *(["--toggle-collect=mjrefresh::Refresher::run*"] if core else []),
+            # the function itself, not its lambda (whose name starts the same)
+            *(["--toggle-collect=mjrefresh::Refresher::run(*MjDataMirror const?)"] if core else []),
             f"--callgrind-out-file={out}",
             sys.executable,
             "-m",
