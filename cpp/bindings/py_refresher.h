@@ -38,7 +38,6 @@ namespace mjrefresh::bind {
 
 using Failures = std::pair<std::vector<int64_t>, std::string>;
 
-
 // Whether the interpreter is shutting down (Py_IsFinalizing, or its private
 // name before 3.13, looked up once; callable without the GIL).
 bool interpreter_finalizing();
