@@ -19,11 +19,13 @@ from ._native import core as _core  # checks the MuJoCo version first
 from .backends import (
     MjbatchSensorRefresher,
     MjDataListCache,
+    attach_unisim,
     bind_arrays,
     bind_mjbatch,
     bind_mjdata_list,
     bind_mujoco_batch,
     bind_state,
+    model_mocap,
     refresh_mjdata,
     state_views,
 )
@@ -51,11 +53,13 @@ __all__ = [
     "MjDataListCache",
     "MjbatchSensorRefresher",
     "StateCache",
+    "attach_unisim",
     "bind_arrays",
     "bind_mjbatch",
     "bind_mjdata_list",
     "bind_mujoco_batch",
     "bind_state",
     "refresh_mjdata",
+    "model_mocap",
     "state_views",
 ]

@@ -11,7 +11,9 @@ Every binding reads the backend's state in place (no copy of ``qpos``/
   ``refresh_sensor_ranges(ids, sensor_ranges)``.
 * :func:`bind_mujoco_batch` (:mod:`.mujoco_batch`): a MuJoCo >= 4.0
   ``mujoco.batch.Batch``.
-* :func:`bind_state` and :func:`state_views` (:mod:`.state_vectors`): rows
+* :func:`attach_unisim` (:mod:`.unisim`): unisim-core's MuJoCo backend
+  refreshes its tracked bodies with mjrefresh (through its mjbatch-uni batch).
+* :func:`bind_state`, :func:`state_views` and :func:`model_mocap` (:mod:`.state_vectors`): rows
   kept as MuJoCo state vectors (``mj_getState`` layout: ``mujoco.rollout``
   trajectories, batch runtimes' returned states).
 * :func:`bind_mjdata_list` (:mod:`.mjdata_list`): a list of ``mujoco.MjData``
@@ -30,9 +32,11 @@ from .mjbatch import MjbatchSensorRefresher, bind_mjbatch
 from .mjdata_list import MjDataListCache, bind_mjdata_list
 from .mjdata_rows import refresh_mjdata
 from .mujoco_batch import bind_mujoco_batch
-from .state_vectors import bind_state, state_views
+from .state_vectors import bind_state, model_mocap, state_views
+from .unisim import attach_unisim
 
 __all__ = [
+    "attach_unisim",
     "MjDataListCache",
     "MjbatchSensorRefresher",
     "bind_arrays",
@@ -41,5 +45,6 @@ __all__ = [
     "bind_mujoco_batch",
     "bind_state",
     "refresh_mjdata",
+    "model_mocap",
     "state_views",
 ]

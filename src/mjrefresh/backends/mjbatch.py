@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 
 from .._rows import SIM_IDS, row_ids
+from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
 from ..refresher import Refresher
 from ._checks import check_refresher, check_same_sizes
@@ -131,7 +132,8 @@ class MjbatchSensorRefresher:
     they are: a float32-bound batch's writes reach them at its next call).
 
     One :class:`~mjrefresh.Refresher` is planned per distinct set of ranges
-    and kept (the ``max_plans`` most recent); :meth:`close` stops their threads.
+    and kept, bound once to the batch's state rows and sensordata (the
+    ``max_plans`` most recent); :meth:`close` stops their threads.
 
     Args:
         batch: the ``mjbatch.Batch``.
@@ -156,7 +158,11 @@ class MjbatchSensorRefresher:
         self._num_threads = num_threads
         self._cpu_ids = cpu_ids
         self._max_plans = max_plans
-        self._plans: OrderedDict[tuple[tuple[int, int], ...], Refresher | None] = OrderedDict()
+        # Range set -> its refresher and the refresh bound to the batch's
+        # state rows and sensordata (checked once), or None for no columns.
+        self._plans: OrderedDict[
+            tuple[tuple[int, int], ...], tuple[Refresher, BoundRefresh] | None
+        ] = OrderedDict()
         m = self._model
         self._acc = [
             (int(m.sensor_adr[i]), int(m.sensor_adr[i] + m.sensor_dim[i]))
@@ -207,11 +213,12 @@ class MjbatchSensorRefresher:
         )
         return tuple((int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True))
 
-    def _refresher_for(self, ranges: tuple[tuple[int, int], ...]) -> Refresher | None:
+    def _bound_for(self, ranges: tuple[tuple[int, int], ...]) -> BoundRefresh | None:
         if ranges in self._plans:
             self._plans.move_to_end(ranges)
-            return self._plans[ranges]
-        r = None
+            plan = self._plans[ranges]
+            return None if plan is None else plan[1]
+        plan = None
         if ranges:
             r = Refresher(
                 self._model,
@@ -219,12 +226,17 @@ class MjbatchSensorRefresher:
                 num_threads=self._num_threads,
                 cpu_ids=self._cpu_ids,
             )
-        self._plans[ranges] = r
+            kw: dict[str, Any] = dict(self._state)
+            if not r.plan.needs_time:
+                kw.pop("time")
+            out = r.outputs(self._batch.num_sims, sensordata=_mjbatch_sensordata(self._batch))
+            plan = (r, r.bind(kw.pop("qpos"), kw.pop("qvel"), out, **kw))
+        self._plans[ranges] = plan
         while len(self._plans) > self._max_plans:
             _, old = self._plans.popitem(last=False)
             if old is not None:
-                old.close()
-        return r
+                old[0].close()
+        return None if plan is None else plan[1]
 
     def refresh_sensor_ranges(self, ids: Any = None, sensor_ranges: Any = None) -> None:
         """Refresh the position/velocity-stage columns in `sensor_ranges` for `ids`.
@@ -241,16 +253,10 @@ class MjbatchSensorRefresher:
         ranges = self._ranges(sensor_ranges)
         n = self._batch.num_sims
         rows = None if ids is None else row_ids("ids", ids, n, SIM_IDS)
-        r = self._refresher_for(ranges)
-        if r is None:
+        bound = self._bound_for(ranges)
+        if bound is None:
             return
-        if rows is None:
-            rows = np.arange(n, dtype=np.int64)
-        kw: dict[str, Any] = dict(self._state)
-        if not r.plan.needs_time:
-            kw.pop("time")
-        out = r.outputs(n, sensordata=_mjbatch_sensordata(self._batch))
-        r.refresh(rows, out=out, **kw)
+        bound.refresh(np.arange(n, dtype=np.int64) if rows is None else rows)
 
     def refresh_sensor_range(self, ids: Any = None, sensor_range: Any = None) -> None:
         """One ``(start, stop)`` range; same as ``refresh_sensor_ranges``."""
@@ -258,11 +264,17 @@ class MjbatchSensorRefresher:
             raise ValueError(f"sensor_range: expected a (start, stop) pair, got {sensor_range!r}")
         self.refresh_sensor_ranges(ids, sensor_range)
 
+    @property
+    def planned_ranges(self) -> list[tuple[tuple[int, int], ...]]:
+        """The merged ``(start, stop)`` range sets planned so far (each one
+        refresher), least recently used first: what the backend refreshes."""
+        return list(self._plans)
+
     def close(self) -> None:
         """Stop the worker threads of every planned refresher (idempotent)."""
-        for r in self._plans.values():
-            if r is not None:
-                r.close()
+        for plan in self._plans.values():
+            if plan is not None:
+                plan[0].close()
         self._plans.clear()
 
     def __enter__(self) -> MjbatchSensorRefresher:

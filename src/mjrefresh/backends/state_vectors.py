@@ -14,6 +14,7 @@ refresh reads, named like the refresh's inputs, so that
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -104,8 +105,9 @@ def state_views(
         ``refresher.refresh(rows, out=out, **views)`` reads the rows in place.
         A spec without the mocap components (``mjSTATE_FULLPHYSICS``) leaves
         a model's mocap poses to the caller (``mocap_pos=``/``mocap_quat=``
-        of the refresh, e.g. ``np.broadcast_to`` of one pose for every row),
-        as ``mj_setState`` leaves them in the ``MjData``.
+        of the refresh; :func:`model_mocap` gives the compiled ones, what
+        ``mujoco.rollout`` and mujoco-uni-runtime simulate with), as
+        ``mj_setState`` leaves them in the ``MjData``.
 
     Raises:
         TypeError, ValueError: a spec without qpos or qvel, rows of the wrong
@@ -142,6 +144,30 @@ def state_views(
         else:
             views[name] = block
     return views
+
+
+def model_mocap(model: mujoco.MjModel, num_envs: int) -> dict[str, np.ndarray]:
+    """The model's compiled mocap poses for every row, as refresh inputs.
+
+    Runtimes whose state rows hold no mocap (``mjSTATE_FULLPHYSICS``:
+    ``mujoco.rollout``, mujoco-uni-runtime's ``BatchEnvPool`` unless the
+    control spec drives mocap) simulate with the poses the model was compiled
+    with. This returns them as ``{"mocap_pos": (N, nmocap, 3), "mocap_quat":
+    (N, nmocap, 4)}`` read-only broadcast views (no per-row copy), or ``{}``
+    for a model without mocap bodies, to pass next to :func:`state_views`.
+    """
+    n = operator.index(num_envs)
+    if n < 0:
+        raise ValueError(f"num_envs: expected a count >= 0, got {n}")
+    if model.nmocap == 0:
+        return {}
+    # The mocap bodies, ordered by mocap id (as mj_resetData copies them).
+    bodies = np.flatnonzero(model.body_mocapid >= 0)
+    bodies = bodies[np.argsort(model.body_mocapid[bodies])]
+    return {
+        "mocap_pos": np.broadcast_to(model.body_pos[bodies], (n, model.nmocap, 3)),
+        "mocap_quat": np.broadcast_to(model.body_quat[bodies], (n, model.nmocap, 4)),
+    }
 
 
 def bind_state(
