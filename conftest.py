@@ -28,6 +28,9 @@ def _setup(namespace: dict[str, Any]) -> None:
     namespace["HAVE"] = {
         "mjbatch": importlib.util.find_spec("mjbatch") is not None,
         "torch": importlib.util.find_spec("torch") is not None,
+        "unisim": importlib.util.find_spec("unisim") is not None
+        and importlib.util.find_spec("torch") is not None,
+        "mujoco_uni": importlib.util.find_spec("mujoco_uni") is not None,
         "mujoco.batch": _have_mujoco_batch(),
     }
 
