@@ -173,8 +173,13 @@ def test_attach_unisim_refuses_other_objects_and_unmaterialized_backends(model_f
         mjbatch = pytest.importorskip("mjbatch")
         mjrefresh.attach_unisim(mjbatch.Batch(mjrefresh.models.quadruped(), 2))
     backend = unisim.create_backend(
-        "mujoco", SceneCfg(model_file=str(model_file)), num_envs=2, sim_dt=0.002,
-        body_state_required=True, tracked_body_names=list(TRACKED), base_name="base",
+        "mujoco",
+        SceneCfg(model_file=str(model_file)),
+        num_envs=2,
+        sim_dt=0.002,
+        body_state_required=True,
+        tracked_body_names=list(TRACKED),
+        base_name="base",
     )
     with pytest.raises(RuntimeError, match=r"call backend.materialize\(\) before attach_unisim"):
         mjrefresh.attach_unisim(backend)
