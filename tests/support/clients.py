@@ -31,12 +31,8 @@ INTEGRATION = mujoco.mjtState.mjSTATE_INTEGRATION
 def authored_quadruped_file(directory: Path) -> Path:
     """The embedded quadruped with its authored sensors only (unisim adds the
     tracking sensors), written as MJCF for unisim's ``SceneCfg(model_file=)``."""
-    spec = models.quadruped_spec()
-    for s in list(spec.sensors):
-        if s.name.startswith("track_"):
-            spec.delete(s)
     path = directory / "quadruped_authored.xml"
-    path.write_text(spec.to_xml())
+    path.write_text(models.quadruped_spec(tracking=False).to_xml())
     return path
 
 

@@ -28,7 +28,7 @@ _QUAD_STAND = (0.0, 0.9, -1.8)  # hip, thigh, calf
 _QUAD_BASE_Z = 0.445  # straight legs touch the floor
 
 
-def quadruped_spec() -> mujoco.MjSpec:
+def quadruped_spec(tracking: bool = True) -> mujoco.MjSpec:
     """Spec of a Go1/Go2-shaped quadruped with materialised tracking sensors.
 
     Bodies: ``base`` (free joint ``floating_base``) and, per leg ``L`` in FL, FR,
@@ -43,6 +43,11 @@ def quadruped_spec() -> mujoco.MjSpec:
     4 ``foot_pos/*``, 4 ``foot_linvel/*``, ``com_linvel`` (subtree linear
     velocity of the base) -- columns 0:68 -- then the tracking blocks of the 13
     moving bodies, columns 68:328.
+
+    Args:
+        tracking: False leaves out the tracking blocks (the 41 authored sensors,
+            columns 0:68), for a backend that injects its own tracking sensors
+            (unisim-core's MuJoCo backend does, for its ``tracked_body_names``).
     """
     spec = _new_spec("mjrefresh_quadruped")
     base = spec.worldbody.add_body(name="base", pos=[0, 0, _QUAD_BASE_Z])
@@ -143,7 +148,8 @@ def quadruped_spec() -> mujoco.MjSpec:
             spec, f"foot_linvel/{leg}", _SENS.mjSENS_FRAMELINVEL, _OBJ.mjOBJ_SITE, f"{leg}_foot"
         )
     _sensor(spec, "com_linvel", _SENS.mjSENS_SUBTREELINVEL, _OBJ.mjOBJ_BODY, "base")
-    _add_tracking_sensors(spec, _moving_bodies(spec), "base")
+    if tracking:
+        _add_tracking_sensors(spec, _moving_bodies(spec), "base")
 
     stand = list(_QUAD_STAND) * 4
     spec.add_key(name="home", qpos=[0, 0, 0.278, 1, 0, 0, 0, *stand], ctrl=stand)
