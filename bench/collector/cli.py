@@ -25,9 +25,15 @@ them; each process warms every variant up, times a window of ``--steps``
 vector steps and then runs ``--check-steps`` untimed steps comparing the
 update-state values of sampled rows with values computed from ``mj_forward``.
 
+With ``--client unisim`` the client is unisim-core's own MuJoCo backend
+instead (see ``bench/collector/unisim.py``): update-state ms per vector step
+and its share of the step for unisim's per-env loop, its mjbatch-uni path and
+mjrefresh.
+
   python -m bench.collector --quick              # < 2 min on 2 cores
   python -m bench.collector                      # N 1024 4096, 3 processes per cell
   python -m bench.collector --json out.json --readme bench/README.md
+  python -m bench.collector --client unisim --readme bench/README.md
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.collector import backends, report, tasks, variants
+from bench.collector import backends, report, tasks, unisim, variants
 from bench.collector.worker import run_worker
 from bench.common.cli import add_readme_args, new_parser, write_readme_section
 from mjrefresh.bench import envinfo
@@ -62,6 +68,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         __doc__,
         quick="small run: N=1024, 2 processes per cell, short windows (< 2 min on 2 cores)",
     )
+    p.add_argument(
+        "--client",
+        choices=("batch", "unisim"),
+        default="batch",
+        help="batch: a collector on a native batch (default); unisim: unisim-core's MuJoCo "
+        "backend, its update-state variants",
+    )
     p.add_argument("--tasks", nargs="+", choices=list(tasks.TASKS), default=None)
     p.add_argument(
         "--n", nargs="+", type=int, default=None, help="environments (default: 1024 4096)"
@@ -74,7 +87,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="physics backends (default: every installed one)",
     )
     p.add_argument(
-        "--variants", nargs="+", choices=list(variants.BY_NAME), default=None, help="subset to run"
+        "--variants",
+        nargs="+",
+        choices=[*variants.BY_NAME, *unisim.VARIANTS],
+        default=None,
+        help="subset to run",
     )
     p.add_argument(
         "--threads",
@@ -133,7 +150,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.check_steps = (
         args.check_steps if args.check_steps is not None else (2 if args.quick else 3)
     )
-    args.variants = args.variants or list(variants.BY_NAME)
+    own = list(unisim.VARIANTS if args.client == "unisim" else variants.BY_NAME)
+    if args.variants and not set(args.variants) <= set(own):
+        p.error(f"--client {args.client} runs the variants {', '.join(own)}")
+    args.variants = args.variants or own
     if min(args.n) < 1 or args.procs < 1 or args.steps < 1 or args.threads < 1:
         p.error("--n, --procs, --steps and --threads must be positive")
     if args.warmup < 0 or args.check_steps < 0 or args.preroll < 0:
@@ -150,12 +170,11 @@ def worker_command(
         "-m",
         "bench.collector",
         "--worker",
+        "--client",
+        args.client,
         "--worker-out",
         str(out),
-        "--backends",
-        backend,
-        "--tasks",
-        task,
+        *(["--backends", backend, "--tasks", task] if args.client == "batch" else []),
         "--n",
         str(n),
         "--order",
@@ -223,12 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     process); 1 when the correct variants disagree, else 0."""
     args = parse_args(argv)
     if args.worker:
-        if len(args.n) != 1 or len(args.tasks) != 1 or not args.backends or len(args.backends) != 1:
-            raise SystemExit("--worker needs exactly one --n, --tasks and --backends")
+        batch = args.client == "batch"
+        if len(args.n) != 1 or batch and (len(args.tasks) != 1 or len(args.backends or ()) != 1):
+            raise SystemExit("--worker needs exactly one --n (and --tasks and --backends)")
         args.order = args.order or args.variants
-        record = run_worker(args)
+        record = (unisim.run_worker if args.client == "unisim" else run_worker)(args)
         args.worker_out.write_text(json.dumps(record), encoding="utf-8")
         return 0
+    if args.client == "unisim":
+        return main_unisim(args, argv)
 
     env = envinfo.collect()
     progress(env_banner(env, mjrefresh=True))
@@ -293,3 +315,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda command: report.markdown_section(results, checks, env, command, args.tol),
         )
     return 0 if all(c["agree"] for c in checks) else 1
+
+
+def main_unisim(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """``--client unisim``: the unisim variants at every ``--n``; 1 when a
+    variant reading the native state is off ``mj_forward``'s by more than
+    float32 rounding (or a process failed), else 0."""
+    env = envinfo.collect()
+    progress(env_banner(env, mjrefresh=True))
+    reason = unisim.unavailable()
+    if reason is not None:
+        progress(f"skipping the unisim client: {reason}")
+        return 0
+    skipped: list[dict[str, Any]] = []
+    cells = [("unisim", unisim.TASK, n) for n in args.n]
+    t0 = time.perf_counter()
+    processes = run_processes(args, cells, list(args.variants), skipped)
+    results = unisim.aggregate(processes, list(args.variants))
+    env["loadavg_at_end"] = loadavg()
+    print(unisim.table(results))
+    for s in skipped:
+        print(f"skipped unisim N={s['n']} process {s['process']}: {s['reason']}")
+    progress(f"done in {time.perf_counter() - t0:.1f} s")
+    if args.json:
+        rest = {"variants": unisim.VARIANTS, "processes": processes, "results": results}
+        write_record(args, unisim.SCHEMA, env, rest, internal=("worker", "worker_out", "order"))
+    if args.readme:
+        write_readme_section(
+            args,
+            f"collector-unisim-mujoco-{env['mujoco']}",
+            "bench.collector",
+            argv,
+            lambda command: unisim.markdown_section(results, env, command),
+        )
+    ok = all(r["max_dev"] <= unisim.F32_TOL for r in results if r["variant"] in unisim.NATIVE_STATE)
+    return 0 if ok and not skipped else 1
