@@ -30,6 +30,15 @@ def mujoco_batch_unavailable() -> str | None:
     return None
 
 
+def mujoco_uni_unavailable() -> str | None:
+    """None if mujoco-uni-runtime's ``BatchEnvPool`` imports, else why not."""
+    try:
+        from mujoco_uni import BatchEnvPool  # noqa: F401
+    except ImportError as e:
+        return f"mujoco-uni-runtime not installed ({e})"
+    return None
+
+
 def mjrefresh_unavailable(engine: str) -> str | None:
     """None if ``mjrefresh.Refresher(engine=engine)`` builds on the embedded
     quadruped's tracking block, else why not (import failure, no ``Refresher``,

@@ -9,6 +9,8 @@ installed; :func:`availability` says why one is skipped.
                        on a scratch MjData (what backends used before).
 * ``mjbatch_uni``   -- mjbatch-uni ``Batch.refresh_sensor_ranges``.
 * ``mujoco_batch``  -- MuJoCo >= 4.0 ``mujoco.batch.Batch.forward(stage=mjSTAGE_VEL)``.
+* ``mujoco_uni``    -- mujoco-uni-runtime ``BatchEnvPool.forward`` (a full
+                       ``mj_forward`` per row) on the rows' state vectors.
 * ``mjrefresh_exact`` / ``mjrefresh_fast`` -- ``mjrefresh.Refresher`` engines.
 * ``stage_loop_cpp`` -- single-thread C++ loop over the same five stage
                        functions (``mjrefresh._core.stage_loop``).
@@ -25,6 +27,7 @@ from mjrefresh.bench.availability import (
     mjbatch_unavailable,
     mjrefresh_unavailable,
     mujoco_batch_unavailable,
+    mujoco_uni_unavailable,
 )
 from mjrefresh.bench.stage_loop import python_stage_loop
 from mjrefresh.bench.workloads import Problem
@@ -193,6 +196,60 @@ class MujocoBatch(Contender):
 
     def sensordata(self) -> np.ndarray:
         return self._sensordata
+
+
+class MujocoUni(Contender):
+    """mujoco-uni-runtime's ``BatchEnvPool``: ``mj_forward`` per row on its
+    full-physics state vector (what its ``post_step_forward_sensor`` runs)."""
+
+    name = "mujoco_uni"
+    description = (
+        "mujoco_uni.BatchEnvPool(model, nbatch=N, nthread=T).forward(states) "
+        "(reset: .reset(ids, states[ids]))"
+    )
+    owns_output = False
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        return mujoco_uni_unavailable()
+
+    def __init__(self, problem: Problem, threads: int) -> None:
+        super().__init__(problem, threads)
+        from mujoco_uni import BatchEnvPool
+
+        m = problem.model
+        self.pool = BatchEnvPool(m, nbatch=problem.n, nthread=threads)
+        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        self.states = np.empty((problem.n, mujoco.mj_stateSize(m, spec)))
+        d = mujoco.MjData(m)
+        for row, q, v in zip(self.states, problem.qpos, problem.qvel, strict=True):
+            d.qpos[:], d.qvel[:] = q, v
+            mujoco.mj_getState(m, d, row, spec)
+        self.out = np.zeros((problem.n, m.nsensordata))
+
+    @property
+    def threads_used(self) -> int:
+        return int(self.pool.nthread)
+
+    def prepare(self, mask: np.ndarray) -> Callable[[], None]:
+        pool, states = self.pool, self.states
+        if mask.all():
+
+            def run_all() -> None:  # the runtime returns a new array per call
+                self.out = pool.forward(states)
+
+            return run_all
+        ids = np.flatnonzero(mask)
+        subset = states[ids]
+
+        def run() -> None:
+            _, sensordata = pool.reset(ids, subset)
+            self.out[ids] = sensordata
+
+        return run
+
+    def sensordata(self) -> np.ndarray:
+        return self.out
 
 
 # ---------------------------------------------------------------------------
@@ -385,6 +442,7 @@ ALL: list[type[Contender]] = [
     PythonLoop,
     MjbatchUni,
     MujocoBatch,
+    MujocoUni,
     MjrefreshExact,
     MjrefreshFast,
     StageLoopCpp,

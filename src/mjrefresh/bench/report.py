@@ -67,6 +67,7 @@ CONTENDER_LEGEND = {
     "python_loop": "per-env Python loop over MuJoCo's stage functions (the baseline)",
     "mjbatch_uni": "mjbatch-uni Batch.refresh_sensor_ranges",
     "mujoco_batch": "mujoco.batch Batch.forward to the velocity stage (MuJoCo >= 4)",
+    "mujoco_uni": "mujoco-uni-runtime BatchEnvPool.forward: a full mj_forward per state vector",
     "mjrefresh_exact": "mjrefresh engine running MuJoCo's own stage functions",
     "mjrefresh_fast": "mjrefresh engine with fused kernels over the needed bodies only",
     "stage_loop_cpp": "internal: one C++ thread looping over the stage functions",
