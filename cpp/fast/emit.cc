@@ -66,8 +66,9 @@ inline void put_lanes4(T* oa, T* ob, const V2 v[4]) {
 // The specialised sensor lists: plain copies and relative poses of xbodies
 // (all of a tracking workload), with fixed-size writes.
 template <class T>
-void FastEngine::write_fixed(const State* st, double* sums, T* dst) const {
+void FastEngine::write_fixed(Scratch& sc, const State* st, T* dst) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
+  double* sums = sc.sums.data();
   for (const Copy& c : gather3_) put3(dst + c.col, sd + c.src);
   for (const Copy& c : gather4_) put4(dst + c.col, sd + c.src);
   for (const Rel& r : pos_rel_) {
@@ -84,6 +85,12 @@ void FastEngine::write_fixed(const State* st, double* sums, T* dst) const {
     double v[3];
     subtree_fixed(st, s, sums, v);
     put3(dst + s.col, v);
+  }
+  if (!group_.empty()) {
+    subtree_group(st, sc.group.data());
+    for (const SubtreeFixed& s : angmom_fixed_) {
+      put3(dst + s.col, sc.group[subtrees_[s.subtree].root].ang);
+    }
   }
   for (const SiteFixed& s : site_fixed_) {
     double v[4];
@@ -112,7 +119,9 @@ template void FastEngine::write_joint_copies(const Inputs&, int64_t, float*) con
 // The same for a pair of rows, straight from the two-lane states (no split):
 // lane 0 goes to row a, lane 1 to row b.
 template <class T>
-void FastEngine::write_fixed_pair(const StateT<V2>* st, V2* sums, T* a, T* b) const {
+void FastEngine::write_fixed_pair(Scratch& sc, T* a, T* b) const {
+  const StateT<V2>* st = sc.states2.data();
+  V2* sums = sc.sums2.data();
   const V2* sd = reinterpret_cast<const V2*>(st);  // States as V2, same offsets
   for (const Copy& c : gather3_) put_lanes3(a + c.col, b + c.col, sd + c.src);
   for (const Copy& c : gather4_) put_lanes4(a + c.col, b + c.col, sd + c.src);
@@ -131,6 +140,12 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, V2* sums, T* a, T* b) co
     subtree_fixed(st, s, sums, v);
     put_lanes3(a + s.col, b + s.col, v);
   }
+  if (!group_.empty()) {
+    subtree_group(st, sc.group2.data());
+    for (const SubtreeFixed& s : angmom_fixed_) {
+      put_lanes3(a + s.col, b + s.col, sc.group2[subtrees_[s.subtree].root].ang);
+    }
+  }
   for (const SiteFixed& s : site_fixed_) {
     V2 v[4];
     site_fixed(st, s, v);
@@ -142,15 +157,15 @@ void FastEngine::write_fixed_pair(const StateT<V2>* st, V2* sums, T* a, T* b) co
   }
 }
 
-template void FastEngine::write_fixed_pair(const StateT<V2>*, V2*, double*, double*) const;
-template void FastEngine::write_fixed_pair(const StateT<V2>*, V2*, float*, float*) const;
+template void FastEngine::write_fixed_pair(Scratch&, double*, double*) const;
+template void FastEngine::write_fixed_pair(Scratch&, float*, float*) const;
 
 template <class T>
 void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,
                                const Vals& v, T* dst, bool fixed) const {
   const double* sd = reinterpret_cast<const double*>(st);  // States as doubles
   if (fixed) {
-    write_fixed(st, sc.sums.data(), dst);
+    write_fixed(sc, st, dst);
     write_joint_copies(in, row, dst);
   }
   const double* cutoffs = v.f[kSensorCutoff];

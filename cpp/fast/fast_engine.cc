@@ -83,13 +83,13 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     if (out[kOutSensordata].type == OutType::kFloat64) {
       double* da = static_cast<double*>(a);
       double* db = static_cast<double*>(b);
-      write_fixed_pair(sc.states2.data(), sc.sums2.data(), da, db);
+      write_fixed_pair(sc, da, db);
       write_joint_copies(in, row_a, da);
       write_joint_copies(in, row_b, db);
     } else {
       float* fa = static_cast<float*>(a);
       float* fb = static_cast<float*>(b);
-      write_fixed_pair(sc.states2.data(), sc.sums2.data(), fa, fb);
+      write_fixed_pair(sc, fa, fb);
       write_joint_copies(in, row_a, fa);
       write_joint_copies(in, row_b, fb);
     }

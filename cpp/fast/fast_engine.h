@@ -33,7 +33,9 @@
 //   cdof*qvel but taken at the body origin instead of the subtree CoM.
 //   Observed differences from mj_forward are a few 1e-15 (tests bound them
 //   by 1e-12 for poses and 1e-10 for velocities and momenta). Subtree,
-//   tendon and actuator sums follow MuJoCo's order of summation (tendon
+//   tendon and actuator sums follow MuJoCo's order of summation (a body's
+//   own angular momentum is R_b I_b R_b^T w with its body-frame inertia
+//   I_b, where MuJoCo rotates by the inertial frame's matrix; tendon
 //   and actuator velocities are the moment row times qvel in increasing
 //   dof order; ball/free joint transmissions call mju_quat2Vel and
 //   friends). MuJoCo's sensor cutoff
@@ -97,6 +99,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -264,6 +267,17 @@ class FastEngine final : public RowEngine {
   struct Node {
     double xipos[3], vel[3], mass, subtree_mass, com[3], lin[3], ang[3];
   };
+  // The same for the group pass on the template's masses (subtree_group),
+  // one row (T = double) or a pair (T = V2).
+  template <class T>
+  struct GroupNode {
+    T xipos[3], vel[3], com[3], lin[3], ang[3];
+  };
+  // A slot of the group pass, in descending body id.
+  struct GroupSlot {
+    int slot;
+    bool top;  // its parent is not in the group: nothing is passed up
+  };
 
   // Planning (plan.cc), in constructor order.
   struct Marks {
@@ -304,6 +318,9 @@ class FastEngine final : public RowEngine {
   template <class T>
   void subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* sums, T vals[3]) const;
   template <class T>
+  void subtree_group(const StateT<T>* st, GroupNode<T>* nodes) const;
+  void plan_subtree_group(const mjModel* m);
+  template <class T>
   void site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) const;
   bool plan_site_fixed(const mjModel* m, const Sensor& s, bool whole_no_cutoff);
   // Tendon and actuator sensors (joint_space.cc).
@@ -320,11 +337,11 @@ class FastEngine final : public RowEngine {
   void emit(Scratch& sc, const State* st, int64_t row, const Inputs& in, const Vals& v,
             const Outputs& out, bool fixed) const;
   template <class T>
-  void write_fixed(const State* st, double* sums, T* dst) const;
+  void write_fixed(Scratch& sc, const State* st, T* dst) const;
   template <class T>
   void write_joint_copies(const Inputs& in, int64_t row, T* dst) const;
   template <class T>
-  void write_fixed_pair(const StateT<fast::V2>* st, fast::V2* sums, T* a, T* b) const;
+  void write_fixed_pair(Scratch& sc, T* a, T* b) const;
 
   mjModel* model_ = nullptr;
   Selection sel_;
@@ -360,6 +377,18 @@ class FastEngine final : public RowEngine {
   // fully selected, without cutoff: computed with the fixed writes, in the
   // two lanes of a pair (subtree_fixed, subtree.cc).
   std::vector<SubtreeFixed> subtree_fixed_;
+  // subtreeangmom on the template's masses, inertial frames and inertias,
+  // fully selected, without cutoff: one pass over the union of their
+  // subtrees (group_) per row or pair, in the fixed writes, each sensor
+  // reading its root's node; mj_subtreeVel too gives every body its value
+  // in one backward pass. Per body: one inertia rotation and a few cross
+  // products (see subtree_group).
+  std::vector<SubtreeFixed> angmom_fixed_;
+  std::vector<GroupSlot> group_;
+  // Per slot whose inertial frame is rotated from the body's (body_sameframe
+  // NONE): the template's inertia in the body frame, R(iquat) diag(I) R^T,
+  // row-major; other slots' entries are unused.
+  std::vector<std::array<double, 9>> inertia_in_body_;
   std::vector<SiteFixed> site_fixed_;
   std::vector<int> body_slots_;  // slot of each selected body
   int rel_slot_ = -1;
@@ -377,10 +406,12 @@ class FastEngine final : public RowEngine {
     std::vector<StateT<fast::V2>> states2;  // a pair, lane by lane
     std::vector<fast::V2> anchors2, halfangle2;
     std::vector<double> anchors;
-    std::vector<double> halfangle;  // cos, sin of half of each hinge angle
-    std::vector<Node> nodes;        // per slot, for subtree sensors
-    std::vector<double> sums;       // 3 per slot, for subtree_fixed (one row)
-    std::vector<fast::V2> sums2;    // the same for a pair
+    std::vector<double> halfangle;            // cos, sin of half of each hinge angle
+    std::vector<Node> nodes;                  // per slot, for subtree sensors
+    std::vector<double> sums;                 // 3 per slot, for subtree_fixed (one row)
+    std::vector<fast::V2> sums2;              // the same for a pair
+    std::vector<GroupNode<double>> group;     // per slot, for subtree_group (one row)
+    std::vector<GroupNode<fast::V2>> group2;  // the same for a pair
   };
   std::vector<Scratch> scratch_;
 };

@@ -180,6 +180,7 @@ void FastEngine::plan_outputs(const mjModel* m, const std::vector<int>& slot_of)
   if (sel_.relative_to >= 0) rel_slot_ = slot_of[sel_.relative_to];
   for (int s : sel_.sites) sites_.push_back(make_frame(m, mjOBJ_SITE, s, slot_of));
   for (int i : sel_.sensors) file_sensor(m, make_sensor(m, i, slot_of));
+  plan_subtree_group(m);
 }
 
 // Sensor i in terms of slots, with the columns of it that are selected.
@@ -276,6 +277,9 @@ void FastEngine::file_sensor(const mjModel* m, Sensor s) {
   } else if (whole && no_cutoff && template_bodies &&
              (s.type == mjSENS_SUBTREECOM || s.type == mjSENS_SUBTREELINVEL)) {
     subtree_fixed_.push_back({s.adr, s.subtree, s.type});
+  } else if (whole && no_cutoff && template_bodies && s.type == mjSENS_SUBTREEANGMOM &&
+             !declared_[kBodyIquat] && !declared_[kBodyInertia]) {
+    angmom_fixed_.push_back({s.adr, s.subtree, s.type});
   } else if (whole && no_cutoff && s.type == mjSENS_JOINTPOS) {
     joint_pos_.push_back({s.adr, s.qadr});
   } else if (whole && no_cutoff && s.type == mjSENS_JOINTVEL) {
@@ -326,7 +330,8 @@ int64_t FastEngine::participant_bytes() const {
   auto bytes = [](const auto& v) { return static_cast<int64_t>(v.capacity() * sizeof(v[0])); };
   return static_cast<int64_t>(sizeof(Scratch)) + bytes(sc.states) + bytes(sc.states_b) +
          bytes(sc.states2) + bytes(sc.anchors2) + bytes(sc.halfangle2) + bytes(sc.anchors) +
-         bytes(sc.halfangle) + bytes(sc.nodes) + bytes(sc.sums) + bytes(sc.sums2);
+         bytes(sc.halfangle) + bytes(sc.nodes) + bytes(sc.sums) + bytes(sc.sums2) +
+         bytes(sc.group) + bytes(sc.group2);
 }
 
 int64_t FastEngine::memory_bytes() const {
@@ -346,6 +351,8 @@ void FastEngine::init_scratch(int num_scratch) {
     sc.nodes.assign(bodies_.size() + 2, Node{});  // + padding against false sharing
     sc.sums.assign(3 * bodies_.size() + 8, 0.0);
     sc.sums2.assign(3 * bodies_.size() + 4, V2{0, 0});
+    sc.group.assign(group_.empty() ? 0 : bodies_.size() + 1, GroupNode<double>{});
+    sc.group2.assign(group_.empty() ? 0 : bodies_.size() + 1, GroupNode<V2>{});
     sc.states_b = sc.states;
     sc.states2.assign(bodies_.size(), StateT<V2>{});
     StateT<V2>& world2 = sc.states2[0];

@@ -10,6 +10,45 @@ namespace mjrefresh {
 
 using namespace fast;
 
+namespace {
+
+// The inertia of a body's inertial frame in the body frame, R(iquat)
+// diag(inertia) R(iquat)^T, row-major: a body whose inertial frame is
+// rotated from its own (body_sameframe NONE) has the world inertia
+// R_b I_b R_b^T. The planner (template values) and subtree_pass (a row's
+// values) form it with this one function, so template values give the same
+// bits on either path.
+void inertia_in_body(double r[9], const double iquat[4], const double inertia[3]) {
+  double rot[9];
+  mju_quat2Mat(rot, iquat);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      double sum = 0;
+      for (int k = 0; k < 3; ++k) sum += rot[3 * i + k] * inertia[k] * rot[3 * j + k];
+      r[3 * i + j] = sum;
+    }
+  }
+}
+
+// A body's angular momentum about its CoM in the world frame: R_b I R_b^T w
+// with I the body-frame inertia `ib` (9 values), or, when null, the
+// diagonal `inertia` (an inertial frame turning with the body).
+template <class T>
+void spin_momentum(T r[3], const T mat[9], const T w[3], const double* ib, const double* inertia) {
+  T local[3], iw[3];
+  mat_t_vec(local, mat, w);  // the angular velocity in the body frame
+  if (ib) {
+    for (int k = 0; k < 3; ++k) {
+      iw[k] = ib[3 * k] * local[0] + ib[3 * k + 1] * local[1] + ib[3 * k + 2] * local[2];
+    }
+  } else {
+    for (int k = 0; k < 3; ++k) iw[k] = local[k] * inertia[k];
+  }
+  mat_vec(r, mat, iw);
+}
+
+}  // namespace
+
 // subtree_com of every body of the subtree as mj_comPos computes it: each
 // body's mass-weighted inertial position, children added to parents by
 // descending id, then divided by the subtree mass. The subtree masses are
@@ -29,8 +68,7 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
   for (int slot : tree.slots) {
     Node& n = nodes[slot];
     const int id = bodies_[slot].id;
-    double ximat[9];
-    inertial_pose(st, slot, v, n.xipos, angular ? ximat : nullptr);
+    inertial_pose(st, slot, v, n.xipos, nullptr);
     n.mass = n.subtree_mass = mass[id];
     if (com) {
       for (int k = 0; k < 3; ++k) n.com[k] = n.xipos[k] * mass[id];
@@ -46,11 +84,14 @@ void FastEngine::subtree_pass(Scratch& sc, const State* st, const Subtree& tree,
     }
     for (int k = 0; k < 3; ++k) n.lin[k] = n.vel[k] * mass[id];
     if (!angular) continue;
-    double dv[3];
-    mat_t_vec(dv, ximat, x.w);
     const double* inertia = v.f[kBodyInertia] + 3 * id;
-    for (int k = 0; k < 3; ++k) dv[k] *= inertia[k];
-    mat_vec(n.ang, ximat, dv);
+    if (slot != 0 && bodies_[slot].isameframe == mjSAMEFRAME_NONE) {
+      double ib[9];
+      inertia_in_body(ib, v.f[kBodyIquat] + 4 * id, inertia);
+      spin_momentum(n.ang, x.mat, x.w, ib, inertia);
+    } else {
+      spin_momentum(n.ang, x.mat, x.w, nullptr, inertia);
+    }
   }
   for (int slot : tree.slots) {  // descending id: children before parents
     if (slot == tree.root) break;
@@ -162,6 +203,103 @@ void FastEngine::subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* su
 
 template void FastEngine::subtree_fixed(const State*, const SubtreeFixed&, double*, double*) const;
 template void FastEngine::subtree_fixed(const StateT<V2>*, const SubtreeFixed&, V2*, V2*) const;
+
+// The group pass of angmom_fixed_ (planned after every sensor is filed):
+// the union of their subtrees in descending body id, each slot marked `top`
+// when its parent is outside the union, and the body-frame inertia of the
+// slots whose inertial frame is rotated from the body's.
+void FastEngine::plan_subtree_group(const mjModel* m) {
+  if (angmom_fixed_.empty()) return;
+  std::vector<char> in_group(bodies_.size(), 0);
+  for (const SubtreeFixed& s : angmom_fixed_) {
+    for (int slot : subtrees_[s.subtree].slots) in_group[slot] = 1;
+  }
+  std::vector<int> slot_of_body(m->nbody, -1);
+  for (int slot = 0; slot < static_cast<int>(bodies_.size()); ++slot) {
+    slot_of_body[bodies_[slot].id] = slot;
+  }
+  inertia_in_body_.assign(bodies_.size(), {});
+  for (int b = m->nbody - 1; b >= 0; --b) {
+    const int slot = slot_of_body[b];
+    if (slot < 0 || !in_group[slot]) continue;
+    group_.push_back({slot, slot == 0 || !in_group[bodies_[slot].parent]});
+    if (slot == 0 || bodies_[slot].isameframe != mjSAMEFRAME_NONE) continue;
+    inertia_in_body(inertia_in_body_[slot].data(), m->body_iquat + 4 * b, m->body_inertia + 3 * b);
+  }
+}
+
+// mj_subtreeVel over group_ for one row (T = double) or a pair (T = V2),
+// on the template's masses, inertial offsets and inertias: the operations
+// of subtree_pass and subtree_momenta (same sums in the same order), with
+// the subtree masses read from the template's body_subtreemass (mj_setConst's
+// sums: the same bits) and the body-frame inertias planned once. Every node
+// of the group holds its subtree's values afterwards.
+template <class T>
+void FastEngine::subtree_group(const StateT<T>* st, GroupNode<T>* nodes) const {
+  const double* mass = model_->body_mass;
+  for (const GroupSlot& g : group_) {  // bodywise terms
+    const Body& b = bodies_[g.slot];
+    const StateT<T>& x = st[g.slot];
+    GroupNode<T>& n = nodes[g.slot];
+    if (g.slot == 0 || b.isameframe == mjSAMEFRAME_BODY) {
+      copy3(n.xipos, x.pos);
+    } else {
+      mat_vec(n.xipos, x.mat, model_->body_ipos + 3 * b.id);
+      add_to3(n.xipos, x.pos);
+    }
+    const double m = mass[b.id];
+    for (int k = 0; k < 3; ++k) n.com[k] = n.xipos[k] * m;
+    if (b.still) {  // mj_objectVelocity's quick return: zeros, whatever xipos is
+      n.vel[0] = n.vel[1] = n.vel[2] = T{};
+    } else {
+      velocity_at(n.vel, x.v, x.w, n.xipos, x.pos);
+    }
+    for (int k = 0; k < 3; ++k) n.lin[k] = n.vel[k] * m;
+    const bool rotated = g.slot != 0 && b.isameframe == mjSAMEFRAME_NONE;
+    spin_momentum(n.ang, x.mat, x.w, rotated ? inertia_in_body_[g.slot].data() : nullptr,
+                  model_->body_inertia + 3 * b.id);
+  }
+  for (const GroupSlot& g : group_) {  // children into parents, then divided
+    GroupNode<T>& n = nodes[g.slot];
+    if (!g.top) {
+      GroupNode<T>& p = nodes[bodies_[g.slot].parent];
+      add_to3(p.com, n.com);
+      add_to3(p.lin, n.lin);
+    }
+    const double msub = model_->body_subtreemass[bodies_[g.slot].id];
+    if (msub < mjMINVAL) {
+      copy3(n.com, n.xipos);
+    } else {
+      const double scl = 1.0 / msub;
+      for (int k = 0; k < 3; ++k) n.com[k] *= scl;
+    }
+    const double scl = 1 / std::max<double>(mjMINVAL, msub);
+    for (int k = 0; k < 3; ++k) n.lin[k] *= scl;
+  }
+  for (const GroupSlot& g : group_) {  // angular momenta (subtree_momenta)
+    if (g.slot == 0) break;            // the world body: mj_subtreeVel's loop stops at 1
+    GroupNode<T>& n = nodes[g.slot];
+    const int id = bodies_[g.slot].id;
+    T dx[3], dv[3], dp[3], dl[3];
+    sub3(dx, n.xipos, n.com);
+    sub3(dv, n.vel, n.lin);
+    for (int k = 0; k < 3; ++k) dp[k] = dv[k] * mass[id];
+    cross(dl, dx, dp);
+    add_to3(n.ang, dl);
+    if (g.top) continue;
+    GroupNode<T>& p = nodes[bodies_[g.slot].parent];
+    add_to3(p.ang, n.ang);
+    sub3(dx, n.com, p.com);
+    sub3(dv, n.lin, p.lin);
+    const double msub = model_->body_subtreemass[id];
+    for (int k = 0; k < 3; ++k) dv[k] *= msub;
+    cross(dl, dx, dv);
+    add_to3(p.ang, dl);
+  }
+}
+
+template void FastEngine::subtree_group(const State*, GroupNode<double>*) const;
+template void FastEngine::subtree_group(const StateT<V2>*, GroupNode<V2>*) const;
 
 // A subtree sensor's value: the root's CoM, linear velocity or angular
 // momentum.
