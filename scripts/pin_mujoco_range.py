@@ -2,7 +2,7 @@
 
     python pin_mujoco_range.py WHEEL RELEASES_FILE
 
-A source build depends on ``mujoco>=3.11.0`` (it compiles against whatever
+A source build depends on ``mujoco>=3.10.0`` (it compiles against whatever
 MuJoCo is installed); the prebuilt wheel runs only with the releases it has
 a core for, so its ``Requires-Dist: mujoco`` gets the newest listed release
 published as ``mujoco`` as upper bound. Rewrites METADATA and its RECORD

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.fuzz import contract as c
-from support.fuzz.cases import DEFAULT_SEED, Case, generate
+from support.fuzz.cases import DEFAULT_SEED, UNAVAILABLE, Case, generate
 from support.fuzz.runner import ForkServer, failure_message
 
 import mjrefresh
@@ -70,6 +70,8 @@ def _save_dir(tmp_path_factory: pytest.TempPathFactory, family: str) -> Path:
 def test_fuzz(family, server, tmp_path_factory):
     if family == "thread_limits" and os.environ.get("MJREFRESH_UNDER_ASAN"):
         pytest.skip("AddressSanitizer aborts on an allocation an address-space limit refuses")
+    if family in UNAVAILABLE:
+        pytest.skip(UNAVAILABLE[family])
     cases = SUITE[family]
     failed = []
     for case in cases:

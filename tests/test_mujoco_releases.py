@@ -36,7 +36,7 @@ def _key(version: str) -> tuple[int, ...]:
 
 
 def test_release_list_is_sorted_unique_and_consistent():
-    assert VERSIONS[0] == "3.11.0"
+    assert VERSIONS[0] == "3.10.0"
     assert list(VERSIONS) == sorted(set(VERSIONS), key=_key)
     for r in RELEASES:
         assert r.install.endswith("==" + r.version), r
@@ -83,15 +83,15 @@ def test_the_installed_mujoco_runs_its_own_core():
 
 
 def test_unsupported_release_message_names_installed_supported_and_source_build():
-    message = _native.unsupported_message("3.10.0", VERSIONS)
+    message = _native.unsupported_message("3.9.0", VERSIONS)
     first = message.splitlines()[0]
     assert first.startswith(
-        "mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3.10.0; "
-        "it supports MuJoCo 3.11.0, 3.12.0, "
+        "mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3.9.0; "
+        "it supports MuJoCo 3.10.0, 3.11.0, 3.12.0, "
     )
     assert ", ".join(VERSIONS) in first
     assert first.endswith(
-        "build mjrefresh from source against MuJoCo 3.10.0: pip install nanobind "
+        "build mjrefresh from source against MuJoCo 3.9.0: pip install nanobind "
         "scikit-build-core && pip install --no-build-isolation --force-reinstall --no-deps "
         "<mjrefresh source directory or sdist>"
     )
@@ -102,9 +102,9 @@ def test_unsupported_release_message_names_installed_supported_and_source_build(
 def test_prebuilt_selector_refuses_a_release_without_core():
     with pytest.raises(
         ImportError,
-        match=r"^mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3\.10\.0; it supports MuJoCo ",
+        match=r"^mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3\.9\.0; it supports MuJoCo ",
     ):
-        _native._load_prebuilt("3.10.0")
+        _native._load_prebuilt("3.9.0")
 
 
 # --- behaviour that differs between releases ----------------------------------

@@ -41,7 +41,13 @@ void FastEngine::plan_joint_space(const mjModel* m, Sensor& s) {
     return;
   }
   const int trnid = m->actuator_trnid[2 * id];
-  const double* gear = m->actuator_gear + 6 * m->actuator_outadr[id];
+#if mjVERSION_HEADER >= 3011000
+  // One gear row per force output; coverage.cc admits single-output actuators.
+  const int gear_row = m->actuator_outadr[id];
+#else
+  const int gear_row = id;  // before 3.11: one output, one gear row per actuator
+#endif
+  const double* gear = m->actuator_gear + 6 * gear_row;
   std::copy(gear, gear + 6, s.gear);
   if (m->actuator_trntype[id] == mjTRN_TENDON) {
     Terms jac;

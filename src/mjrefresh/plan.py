@@ -373,7 +373,7 @@ def _add_implied_stages(model: mujoco.MjModel, reasons: dict[str, list[str]]) ->
         "fwdVelocity" in reasons or ("transmission" in reasons and adhesion)
     ):
         # Contacts without their constraint rows: adhesion transmissions and
-        # contact passive forces read con->efc_address (MuJoCo 3.11's
+        # contact passive forces read con->efc_address (MuJoCo 3.10 and 3.11's
         # mj_transmission crashes on it), so build the rows as mj_forward does.
         inherit({"makeConstraint"}, "collision")
     if "makeConstraint" in reasons:

@@ -30,7 +30,7 @@ tracking-reward collector on a Go1-class robot (119 sensors: reaching 68
 authored columns with 1-column foot touch sensors needs several small ones).
 
 This module imports only numpy, mujoco and the standard library and works with
-MuJoCo 3.11 and 4.0.
+every supported MuJoCo (3.10 to 4.0).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import random
 
 import mujoco
 
+from support.edge_models import version_at_least
 from support.fuzz import contract as c
 from support.fuzz.cases.draws import call_line, random_selection, rows_literal, setup
 from support.fuzz.cases.suite import family
@@ -114,7 +115,7 @@ def gen_callbacks(rng: random.Random, index: int) -> str:
     return code
 
 
-@family(0.6)
+@family(0.6, since=(3, 11, "the <orientation> actuator (nu != nactuator)"))
 def gen_multidim(rng: random.Random) -> str:
     """Models with a multi-dimensional (<orientation>) actuator, nu != nactuator,
     with actuatorpos/actuatorvel sensors on it and on ordinary actuators."""
@@ -145,6 +146,8 @@ ENABLE_BITS = tuple(k for k in mujoco.mjtEnableBit.__members__ if k not in ("mjN
 
 
 OPTION_MODELS = ("zoo", "sleep2", "constraint", "legged", "rich", "quadruped", "orientation")
+if not version_at_least(3, 11):  # no <orientation> actuator before 3.11
+    OPTION_MODELS = OPTION_MODELS[:-1]
 
 
 @family(0.35)

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.edge_models import version_at_least
+
 TESTS_DIR = Path(__file__).resolve().parents[3]
 DEFAULT_SEED = 20250611
 
@@ -80,16 +82,24 @@ ORDER = (
     "exit",
 )
 FAMILIES: dict[str, tuple[float, Gen]] = {}
+#: Families the installed MuJoCo cannot run, with the reason (the feature
+#: they exercise came in a later release): `generate` gives them no cases and
+#: tests/test_fuzz.py skips them with that reason.
+UNAVAILABLE: dict[str, str] = {}
 
 
-def family(weight: float) -> Callable[[Gen], Gen]:
-    """Register a generator; `weight` is its share of the case count."""
+def family(weight: float, since: tuple[int, int, str] | None = None) -> Callable[[Gen], Gen]:
+    """Register a generator; `weight` is its share of the case count;
+    `since` = (major, minor, feature): the first MuJoCo release with the
+    feature the family exercises."""
 
     def deco(fn: Gen) -> Gen:
         name = fn.__name__.removeprefix("gen_")
         if name not in ORDER:
             raise ValueError(f"the fuzz family {name!r} is not in ORDER")
         FAMILIES[name] = (weight, fn)
+        if since is not None and not version_at_least(since[0], since[1]):
+            UNAVAILABLE[name] = f"{since[2]} needs MuJoCo >= {since[0]}.{since[1]}"
         for k in sorted(FAMILIES, key=ORDER.index):  # ORDER, not the import order
             FAMILIES[k] = FAMILIES.pop(k)
         return fn
@@ -103,6 +113,9 @@ def generate(seed: int, total: int, only: set[str] | None = None) -> dict[str, l
     out: dict[str, list[Case]] = {}
     for fam, (weight, gen) in FAMILIES.items():
         if only and fam not in only:
+            continue
+        if fam in UNAVAILABLE:
+            out[fam] = []
             continue
         count = max(1, round(total * weight / weight_sum))
         cases = []
