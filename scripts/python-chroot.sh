@@ -12,9 +12,10 @@
 #       chroot has that path (bind it), else in /.
 #
 # VERSION 3.13: Debian 13 (trixie) and its python3.13. VERSION 3.14: trixie
-# plus python3.14 from Debian testing, pinned (priority 100) so that testing
-# supplies only python3.14 and the packages whose trixie version is too old
-# for it. Today that includes libc6: the 3.14 chroot has testing's glibc.
+# plus python3.14 from Debian testing, pinned (priority 100; apt's 3.0 solver
+# without strict pinning) so that testing supplies only python3.14 and the
+# packages whose trixie version is too old for it. Today that is glibc: the
+# 3.14 chroot has testing's (2.43), the 3.13 one trixie's (2.41).
 # Progress goes to stderr. Needs root; installs debootstrap if missing.
 #
 # Cache: ${MJREFRESH_CHROOT_CACHE:-~/.cache/mjrefresh-chroots}/python<VERSION>.
@@ -127,15 +128,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$recipe" ]; then
   debootstrap --variant=minbase trixie "$root" "$mirror" >&2
   mount_system
   mounted=1
+  install_opts=()
   if [ "$version" = 3.14 ]; then
     printf 'Types: deb\nURIs: %s\nSuites: testing\nComponents: main\nSigned-By: %s\n' \
       "$mirror" /usr/share/keyrings/debian-archive-keyring.gpg >"$root/etc/apt/sources.list.d/testing.sources"
     printf 'Package: *\nPin: release a=testing\nPin-Priority: 100\n' >"$root/etc/apt/preferences.d/testing"
+    # The solver may then take testing's version of a dependency whose
+    # trixie version is too old (libc6 >= 2.42), and of nothing else.
+    install_opts=(--solver 3.0 --no-strict-pinning)
   fi
   # shellcheck disable=SC2086 # $packages is a list
   {
     in_chroot apt-get "${apt_opts[@]}" update
-    in_chroot apt-get "${apt_opts[@]}" install -y $packages
+    in_chroot apt-get "${apt_opts[@]}" install -y "${install_opts[@]}" $packages
     in_chroot apt-get clean
   } >&2
   echo "$recipe" >"$stamp"
