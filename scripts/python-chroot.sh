@@ -24,15 +24,17 @@
 # at once. Debian packages come from the mirror the host's apt uses
 # (MJREFRESH_DEBIAN_MIRROR overrides it).
 #
-# Mounts: the script re-runs itself in a private mount namespace (unshare),
-# so every mount it makes vanishes with it, however it ends (even killed) and
-# is never seen on the host: /proc, /dev (with /dev/shm), /sys, a fresh tmpfs
-# on /tmp, the --bind directories, and read-only the host's resolv.conf,
-# hosts, CA bundle and pip configuration (/etc/pip.conf, /etc/xdg/pip) with
-# the local paths it names (find-links, file:// indexes, constraints), so pip
-# inside reaches PyPI configured as on the host. CMD gets a clean environment:
-# PATH, HOME=/root, LANG=C.UTF-8, TERM, the host's CI, PIP_*, MJREFRESH_*,
-# PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE, and each --env.
+# Mounts and processes: the script re-runs itself in new mount and PID
+# namespaces (unshare --kill-child). When it ends, however (even killed),
+# every process it started is killed and every mount it made vanishes; none
+# is seen on the host. The mounts: /proc, /dev (with /dev/shm), /sys, a
+# fresh tmpfs on /tmp, the --bind directories, and read-only the host's
+# resolv.conf, hosts, CA bundle and pip configuration (/etc/pip.conf,
+# /etc/xdg/pip) with the local paths it names (find-links, file:// indexes,
+# constraints), so pip inside reaches PyPI configured as on the host.
+# CMD gets a clean environment: PATH, HOME=/root, LANG=C.UTF-8, TERM, the
+# host's CI, PIP_*, MJREFRESH_*, PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE
+# variables, and each --env.
 #
 # CI example: a venv in a host temp dir, the checkout at its own path.
 #   t=$(mktemp -d); run="scripts/python-chroot.sh 3.13 run --bind $t --bind $PWD --"
@@ -50,7 +52,8 @@ shift
 case $version in 3.13 | 3.14) ;; *) usage ;; esac
 [ "$(id -u)" = 0 ] || { echo "python-chroot.sh: needs root" >&2; exit 1; }
 if [ -z "${_PYTHON_CHROOT_NS:-}" ]; then
-  _PYTHON_CHROOT_NS=1 exec unshare --mount --propagation private -- bash "$0" "$version" "$@"
+  _PYTHON_CHROOT_NS=1 exec unshare --mount --propagation private --pid --fork --kill-child \
+    -- bash "$0" "$version" "$@"
 fi
 binds=() envs=()
 if [ $# -gt 0 ]; then
@@ -160,5 +163,5 @@ while IFS= read -r -d '' var; do
 done < <(env -0)
 cwd=/
 if [ -d "$root$PWD" ]; then cwd=$PWD; fi
-exec chroot "$root" /usr/bin/env -i -C "$cwd" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+chroot "$root" /usr/bin/env -i -C "$cwd" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "${keep[@]}" "${envs[@]}" "$@"
