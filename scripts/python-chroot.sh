@@ -1,40 +1,35 @@
 #!/usr/bin/env bash
-# A cached Debian chroot holding a newer CPython than the host's, with g++,
-# make, CMake and Ninja: for the stable-ABI wheel (built by a Python >= 3.12)
-# and for testing wheels on CPython 3.13/3.14 from a Debian 12 (3.11) host.
+# A cached Debian 13 (trixie) chroot with CPython 3.13 or 3.14, g++, make,
+# CMake and Ninja: this Debian 12 host has only CPython 3.11, and the
+# stable-ABI wheel needs a Python >= 3.12 to build, newer CPythons to test.
 #
 #   scripts/python-chroot.sh VERSION
 #       Make the chroot unless it is complete; print its directory on stdout.
 #   scripts/python-chroot.sh VERSION run [--bind DIR]... [--env NAME=VALUE]... -- CMD [ARG]...
-#       Make it likewise, then run CMD inside it as root, each DIR (absolute or
-#       relative, must exist) bind-mounted read-write at its own path; exits
-#       with CMD's status. CMD starts in the host's working directory when the
-#       chroot has that path (bind it), else in /.
+#       Make it likewise, then run CMD in it as root with each DIR (existing)
+#       bind-mounted read-write at its own path, in the host's working
+#       directory if the chroot has that path (else /); exits with CMD's status.
 #
-# VERSION 3.13: Debian 13 (trixie) and its python3.13. VERSION 3.14: trixie
-# plus python3.14 from Debian testing, pinned (priority 100; apt's 3.0 solver
-# without strict pinning) so that testing supplies only python3.14 and the
-# packages whose trixie version is too old for it. Today that is glibc: the
-# 3.14 chroot has testing's (2.43), the 3.13 one trixie's (2.41).
+# 3.13 is trixie's python3.13. 3.14 comes from Debian testing, pinned
+# (priority 100; apt's 3.0 solver without strict pinning) so that testing
+# supplies only python3.14 and what trixie has too old for it: today glibc,
+# so the 3.14 chroot has glibc 2.43, the 3.13 one trixie's 2.41.
 # Progress goes to stderr. Needs root; installs debootstrap if missing.
 #
-# Cache: ${MJREFRESH_CHROOT_CACHE:-~/.cache/mjrefresh-chroots}/python<VERSION>.
-# A stamp holding the recipe is written last: a chroot without it (half made)
-# or with another recipe is made again from scratch, a complete one is reused
-# at once. Debian packages come from the mirror the host's apt uses
-# (MJREFRESH_DEBIAN_MIRROR overrides it).
+# Cache: ${MJREFRESH_CHROOT_CACHE:-~/.cache/mjrefresh-chroots}/python<VERSION>,
+# complete once a stamp holding the recipe is written (last); a chroot without
+# it (half made) or with another recipe is made again from scratch. Packages
+# come from the mirror of the host's apt (or MJREFRESH_DEBIAN_MIRROR).
 #
-# Mounts and processes: the script re-runs itself in new mount and PID
-# namespaces (unshare --kill-child). When it ends, however (even killed),
-# every process it started is killed and every mount it made vanishes; none
-# is seen on the host. The mounts: /proc, /dev (with /dev/shm), /sys, a
-# fresh tmpfs on /tmp, the --bind directories, and read-only the host's
-# resolv.conf, hosts, CA bundle and pip configuration (/etc/pip.conf,
-# /etc/xdg/pip) with the local paths it names (find-links, file:// indexes,
-# constraints), so pip inside reaches PyPI configured as on the host.
-# CMD gets a clean environment: PATH, HOME=/root, LANG=C.UTF-8, TERM, the
-# host's CI, PIP_*, MJREFRESH_*, PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE
-# variables, and each --env.
+# The script re-runs itself in new mount and PID namespaces (unshare
+# --kill-child): when it ends, however (even killed), the processes it
+# started die and its mounts vanish; the host never sees them. Mounted: /proc,
+# /dev (with /dev/shm), /sys, a fresh tmpfs on /tmp, the --bind directories,
+# and read-only the host's resolv.conf, hosts, CA bundle and pip configuration
+# (/etc/pip.conf, /etc/xdg/pip) with the local paths it names, so pip inside
+# reaches PyPI configured as on the host. CMD's environment: PATH, HOME=/root,
+# LANG=C.UTF-8, TERM, the host's CI, PIP_*, MJREFRESH_*, PYTHONUNBUFFERED and
+# PYTHONDONTWRITEBYTECODE, and each --env.
 #
 # CI example: a venv in a host temp dir, the checkout at its own path.
 #   t=$(mktemp -d); run="scripts/python-chroot.sh 3.13 run --bind $t --bind $PWD --"
@@ -42,10 +37,7 @@
 #   $run "$t/venv/bin/pip" install dist/mjrefresh-*.whl mujoco pytest
 #   $run "$t/venv/bin/python" -m pytest -q tests
 set -euo pipefail
-usage() {
-  echo "usage: $0 3.13|3.14 [run [--bind DIR]... [--env NAME=VALUE]... -- CMD [ARG]...]" >&2
-  exit 2
-}
+usage() { echo "usage: $0 3.13|3.14 [run [--bind DIR]... [--env NAME=VALUE]... -- CMD [ARG]...]" >&2 && exit 2; }
 [ $# -ge 1 ] || usage
 version=$1
 shift
@@ -79,11 +71,12 @@ recipe="1 trixie $packages" # bump the number when the steps below change
 # shellcheck disable=SC2016 # $(REPO_URI) is apt's field, not a shell expansion
 mirror=${MJREFRESH_DEBIAN_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' 'Label: Debian' | head -n 1)}
 mirror=${mirror:-http://deb.debian.org/debian}
+cwd=/
 apt_opts=(-o Acquire::Check-Valid-Until=false -o APT::Install-Recommends=false -q)
 log() { echo "python-chroot: $*" >&2; }
-in_chroot() {
-  chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+in_chroot() { # [NAME=VALUE]... CMD [ARG]...: in a clean environment, in $cwd
+  chroot "$root" /usr/bin/env -i -C "$cwd" HOME=/root LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 bind() { # host path $1 at the same path inside; $2=ro: read-only
   if [ -L "$root$1" ]; then rm -f "$root$1"; fi # never follow a link out of the chroot
@@ -113,11 +106,16 @@ mount_pip_config() { # after the chroot's ca-certificates wrote its bundle: the 
   done < <({ printf '%s\n' /etc/ssl/certs/ca-certificates.crt /etc/pip.conf /etc/xdg/pip && pip_paths; } | sort -u)
 }
 
+complete() { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$recipe" ]; }
+
 mkdir -p "$cache"
 exec 9>"$root.lock"
-flock 9 # exclusive while checking and making
+flock -s 9 # shared while using it: no other call remakes it meanwhile
 mounted=
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$recipe" ]; then
+if ! complete; then
+  flock 9 # exclusive to make it, once running commands are done
+fi
+if ! complete; then
   if awk -v r="$root" '$5 == r || index($5, r "/") == 1 {f = 1} END {exit !f}' /proc/self/mountinfo; then
     echo "python-chroot.sh: something is mounted under $root; unmount it first" >&2
     exit 1
@@ -126,7 +124,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$recipe" ]; then
   start=$SECONDS
   rm -rf "$root"
   if ! command -v debootstrap >/dev/null; then
-    { apt-get update -q && apt-get install -y -q debootstrap; } >&2
+    apt-get update -q >&2
+    apt-get install -y -q debootstrap >&2
   fi
   debootstrap --variant=minbase trixie "$root" "$mirror" >&2
   mount_system
@@ -143,13 +142,13 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$recipe" ]; then
   # shellcheck disable=SC2086 # $packages is a list
   {
     in_chroot apt-get "${apt_opts[@]}" update
-    in_chroot apt-get "${apt_opts[@]}" install -y "${install_opts[@]}" $packages
+    in_chroot DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y "${install_opts[@]}" $packages
     in_chroot apt-get clean
   } >&2
   echo "$recipe" >"$stamp"
   log "made $root in $((SECONDS - start)) s ($(du -sh --one-file-system "$root" | cut -f1))"
 fi
-flock -s 9 # shared from here: no other call remakes it under a running command
+flock -s 9
 if [ ${#binds[@]} -eq 0 ] && [ $# -eq 0 ]; then
   echo "$root"
   exit 0
@@ -161,7 +160,5 @@ keep=()
 while IFS= read -r -d '' var; do
   case $var in CI=* | PIP_* | MJREFRESH_* | PYTHONUNBUFFERED=* | PYTHONDONTWRITEBYTECODE=*) keep+=("$var") ;; esac
 done < <(env -0)
-cwd=/
 if [ -d "$root$PWD" ]; then cwd=$PWD; fi
-chroot "$root" /usr/bin/env -i -C "$cwd" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "${keep[@]}" "${envs[@]}" "$@"
+in_chroot TERM="${TERM:-dumb}" "${keep[@]}" "${envs[@]}" "$@"
