@@ -26,10 +26,10 @@
 # started die and its mounts vanish; the host never sees them. Mounted: /proc,
 # /dev (with /dev/shm), /sys, a fresh tmpfs on /tmp, the --bind directories,
 # and read-only the host's resolv.conf, hosts, CA bundle and pip configuration
-# (/etc/pip.conf, /etc/xdg/pip) with the local paths it names, so pip inside
-# reaches PyPI configured as on the host. CMD's environment: PATH, HOME=/root,
-# LANG=C.UTF-8, TERM, the host's CI, PIP_*, MJREFRESH_*, PYTHONUNBUFFERED and
-# PYTHONDONTWRITEBYTECODE, and each --env.
+# (/etc/pip.conf, /etc/xdg/pip, PIP_*; not ~/.config/pip) with the local
+# paths it names, so pip inside reaches PyPI configured as on the host.
+# CMD's environment: PATH, HOME=/root, LANG=C.UTF-8, TERM, the host's CI,
+# PIP_*, MJREFRESH_*, PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE, each --env.
 #
 # CI example: a venv in a host temp dir, the checkout at its own path.
 #   t=$(mktemp -d); run="scripts/python-chroot.sh 3.13 run --bind $t --bind $PWD --"
@@ -87,9 +87,10 @@ bind() { # host path $1 at the same path inside; $2=ro: read-only
   fi
   mount --bind ${2:+-o ro} "$1" "$root$1"
 }
-pip_paths() { # local paths that the host's pip configuration names
+pip_paths() { # local paths that the host's pip configuration names (an index
+  # .../simple as its parent: its pages may link to ../../files/)
   { cat /etc/pip.conf /etc/xdg/pip/pip.conf 2>/dev/null || true; env | grep '^PIP_' || true; } |
-    grep -oE '(^|[[:space:]=])(file://)?/[^[:space:]]+' | sed -E 's#^[[:space:]=]*(file://)?##'
+    grep -oE '(^|[[:space:]=])(file://)?/[^[:space:]]+' | sed -E 's#^[[:space:]=]*(file://)?##; s#/simple/?$##'
 }
 mount_system() { # what apt and Python need; DNS as on the host
   mount -t proc proc "$root/proc"
