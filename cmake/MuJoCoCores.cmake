@@ -94,14 +94,14 @@ endfunction()
 # are redirected to old versions: see manylinux_glibc_compat.cc.
 function(mjrefresh_manylinux_link target)
   set(_wrapped pthread_create pthread_join pthread_detach pthread_once arc4random
-    __libc_single_threaded)
+    __libc_single_threaded dlsym __isoc23_strtoul)
   list(TRANSFORM _wrapped PREPEND "--wrap=")
   string(JOIN "," _wrap ${_wrapped})
   target_sources(${target} PRIVATE "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/manylinux_glibc_compat.cc")
   target_link_options(${target} PRIVATE -static-libstdc++ "LINKER:--exclude-libs,ALL"
     "LINKER:${_wrap}")
   # pthread_* @GLIBC_2.2.5 live in libpthread.so.0 before glibc 2.34.
-  target_link_libraries(${target} PRIVATE "-Wl,--no-as-needed" "-l:libpthread.so.0")
+  target_link_libraries(${target} PRIVATE "-Wl,--no-as-needed" "-l:libpthread.so.0" "-l:libdl.so.2")
 endfunction()
 
 # One core: nanobind module `_core` built against the MuJoCo in <pkg_dir>

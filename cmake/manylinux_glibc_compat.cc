@@ -42,6 +42,19 @@ MJR_LOCAL int __wrap_pthread_once(pthread_once_t* once, void (*init)(void)) {
   return mjr_pthread_once(once, init);
 }
 
+// dlsym moved from libdl into libc in glibc 2.34 (dlsym@GLIBC_2.34).
+__asm__(".symver mjr_dlsym, dlsym@GLIBC_2.2.5");
+void* mjr_dlsym(void*, const char*);
+MJR_LOCAL void* __wrap_dlsym(void* handle, const char* name) { return mjr_dlsym(handle, name); }
+
+// glibc >= 2.38 headers name strtoul __isoc23_strtoul under _GNU_SOURCE
+// (accepts 0b...); libstdc++.a built on such a glibc references it.
+__asm__(".symver mjr_strtoul, strtoul@GLIBC_2.2.5");
+unsigned long mjr_strtoul(const char*, char**, int);
+MJR_LOCAL unsigned long __wrap___isoc23_strtoul(const char* s, char** end, int base) {
+  return mjr_strtoul(s, end, base);
+}
+
 // std::random_device's "default" token; getrandom (glibc 2.25) blocks only
 // until the kernel's pool is first seeded, like arc4random.
 MJR_LOCAL uint32_t __wrap_arc4random(void) {

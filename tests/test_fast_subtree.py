@@ -27,10 +27,10 @@ NROWS = 2001  # odd: the last row runs alone, the others in pairs
 
 def subtree_sensors(m, bodies, types=(S.mjSENS_SUBTREEANGMOM,)):
     """Ids of the zoo's uncut subtree sensors of `types` on `bodies`."""
-    out = []
+    out, wanted = [], {int(t) for t in types}
     for i in range(m.nsensor):
         body = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, m.sensor_objid[i])
-        if m.sensor_type[i] in types and body in bodies and m.sensor_cutoff[i] == 0:
+        if int(m.sensor_type[i]) in wanted and body in bodies and m.sensor_cutoff[i] == 0:
             out.append(i)
     return out
 
@@ -60,7 +60,7 @@ def test_subtree_selections_match_mj_forward(name):
     ref = expected_outputs(m, state)["sensordata"]
     for i in sensors:
         cols = slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
-        tol = POS_TOL if m.sensor_type[i] == S.mjSENS_SUBTREECOM else VEL_TOL
+        tol = POS_TOL if int(m.sensor_type[i]) == int(S.mjSENS_SUBTREECOM) else VEL_TOL
         err = np.max(np.abs(out.sensordata[:, cols] - ref[:, cols]))
         assert err <= tol, (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SENSOR, i), err)
     # a row alone (odd rows one at a time) gives the bits it gets in a pair

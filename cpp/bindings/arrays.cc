@@ -72,7 +72,7 @@ void value_error(const std::string& message) { throw nb::value_error(message.c_s
 
 std::string py_str(nb::handle obj) {
   const nb::object s = nb::steal(PyObject_Str(obj.ptr()));
-  const char* text = s.is_valid() ? PyUnicode_AsUTF8(s.ptr()) : nullptr;
+  const char* text = s.is_valid() ? PyUnicode_AsUTF8AndSize(s.ptr(), nullptr) : nullptr;
   if (text == nullptr) {
     PyErr_Clear();
     return "?";
