@@ -20,7 +20,6 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 
