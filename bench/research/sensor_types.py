@@ -9,6 +9,7 @@ added (on the base, the whole robot, and on the front-left thigh), as a
 robot that reports its angular momentum has.
 
   python -m bench.research.sensor_types [MODEL] [--n 4096] [--threads 1] [--repeats 11]
+  python -m bench.research.sensor_types --readme bench/README.md
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -62,6 +64,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeats", type=int, default=11)
+    p.add_argument("--readme", type=Path, default=None, help="write the table into this README")
     args = p.parse_args()
     m = default_model() if args.model is None else load_model(args.model)
     n = args.n
