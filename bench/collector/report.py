@@ -221,11 +221,17 @@ def markdown_section(
 ) -> str:
     """The text written between a README's collector markers: environment,
     load average, table and agreement lines."""
+    body = table(results) + "\n\n" + "\n".join(agreement_lines(checks, tol))
+    return f"{measured_at(command, env)}\n\n```\n{body}\n```\n"
+
+
+def measured_at(command: str, env: dict[str, Any]) -> str:
+    """The sentence heading a collector section: command, machine, libraries
+    and the load average at the start and the end of the run."""
     head = measured_with(command, env)
     load = [env.get("loadavg_at_start"), env.get("loadavg_at_end")]
     if all(load):
         head += (
             f" 1-minute load average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end."
         )
-    body = table(results) + "\n\n" + "\n".join(agreement_lines(checks, tol))
-    return f"{head}\n\n```\n{body}\n```\n"
+    return head

@@ -38,7 +38,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from mjrefresh.bench.output import grouped_lines, measured_with, progress
+from bench.collector import report
+from mjrefresh.bench.output import grouped_lines, progress
 
 SCHEMA = "mjrefresh-collector-unisim/1"
 TASK = "quadruped"
@@ -320,10 +321,4 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def markdown_section(results: list[dict[str, Any]], env: dict[str, Any], command: str) -> str:
     """The text between a README's ``collector-unisim`` markers."""
-    head = measured_with(command, env)
-    load = [env.get("loadavg_at_start"), env.get("loadavg_at_end")]
-    if all(load):
-        head += (
-            f" 1-minute load average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end."
-        )
-    return f"{head}\n\n```\n{table(results)}\n```\n"
+    return f"{report.measured_at(command, env)}\n\n```\n{table(results)}\n```\n"
