@@ -44,12 +44,19 @@ bool interpreter_finalizing();
 // Never returns: for a thread that must not take the GIL back because the
 // interpreter is shutting down (the process ends around it).
 [[noreturn]] void park_forever();
+// PyEval_RestoreThread(state), or, for a daemon thread that CPython < 3.14
+// ends with pthread_exit because the interpreter started finalizing while it
+// waited for the GIL, park_forever() in place of the forced unwind (the thread
+// holds no GIL then).
+void restore_or_park(PyThreadState* state);
 
 // f() with the GIL released. Not nanobind's gil_scoped_release: at
 // interpreter exit, CPython < 3.14 ends a daemon thread that takes the GIL
 // back with pthread_exit, whose forced unwind cannot pass nanobind's call
-// layer (std::terminate). A thread that comes back from f() during shutdown
-// parks instead, as CPython 3.14 parks such threads itself.
+// layer (std::terminate, or a null exception in its translator). A thread
+// that comes back from f() during shutdown parks instead, as CPython 3.14
+// parks such threads itself; one that finds the interpreter finalizing only
+// while it waits for the GIL parks too (restore_or_park).
 template <class F>
 auto without_gil(F&& f) -> decltype(f()) {
   using R = decltype(f());
@@ -66,7 +73,7 @@ auto without_gil(F&& f) -> decltype(f()) {
     error = std::current_exception();
   }
   if (interpreter_finalizing()) park_forever();
-  PyEval_RestoreThread(state);
+  restore_or_park(state);
   if (error) std::rethrow_exception(error);
   if constexpr (!std::is_void_v<R>) return std::move(*result);
 }

@@ -34,6 +34,18 @@ void park_forever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
+void restore_or_park(PyThreadState* state) {
+  try {
+    PyEval_RestoreThread(state);
+  } catch (...) {
+    // The only thing that leaves this C function: pthread_exit's forced
+    // unwind (take_gil ending a daemon thread once the interpreter is
+    // finalizing). Its handler never ends, so it is never rethrown; the
+    // GIL was dropped before pthread_exit.
+    park_forever();
+  }
+}
+
 PyRefresher::PyRefresher(uintptr_t model_address, const Config& config) {
   if (model_address == 0) throw nb::value_error("model: null mjModel address");
   if (config.num_threads < 1) {
