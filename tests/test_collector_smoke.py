@@ -34,6 +34,7 @@ RESULT_KEYS = {
     "vs_loop",
     "of_stale",
     "update_removed",
+    "in_situ_over_warm",
     "phase_ms",
     "refresh_ms",
     "reset_rows_per_window",
@@ -196,3 +197,17 @@ def test_stale_deviation_reported(collector_run):
         assert f"STALE: {c['backend']} {c['task']} N={N}: stale deviates" in proc.stdout
     stale = [r for r in data["results"] if r["variant"] == "stale"]
     assert stale and all(not r["correct_by_design"] for r in stale)
+
+
+def test_warm_repeat_reported(collector_run):
+    # every variant that refreshes after a step times the same refresh again at
+    # once (warm) and reports in situ / warm; stale refreshes nothing after a step
+    _, proc, data = collector_run
+    for r in data["results"]:
+        ratio = r["in_situ_over_warm"]
+        if r["variant"] == "stale":
+            assert r["refresh_ms"]["warm"] == 0 and ratio is None, r
+            continue
+        assert r["refresh_ms"]["warm"] > 0, r
+        assert 0 < ratio["min"] <= ratio["median"] <= ratio["max"], r
+    assert "situ/warm" in proc.stdout

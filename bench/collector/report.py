@@ -37,7 +37,9 @@ def aggregate(
     * ``of_stale``: throughput / the ``stale`` variant's throughput;
     * ``update_removed``: the share of the loop variant's extra update-state
       cost (over stale) that this variant removes:
-      ``1 - (upd - upd_stale) / (upd_loop - upd_stale)``.
+      ``1 - (upd - upd_stale) / (upd_loop - upd_stale)``;
+    * ``in_situ_over_warm``: the update's refresh right after the physics step
+      over the same refresh repeated at once (the rows still in cache).
     """
     by_cell: dict[Cell, list[dict[str, Any]]] = defaultdict(list)
     for p in processes:
@@ -55,6 +57,9 @@ def aggregate(
                 if name not in vs:
                     continue
                 r = vs[name]
+                warm = r["refresh_ms"].get("warm", 0.0)
+                if warm > 0:
+                    paired["in_situ_over_warm"].append(r["refresh_ms"]["update"] / warm)
                 if "loop" in vs:
                     paired["vs_loop"].append(
                         r["transitions_per_s"] / vs["loop"]["transitions_per_s"] - 1
@@ -75,7 +80,8 @@ def aggregate(
                 for k in (*PHASES, "other", "total")
             }
             refresh = {
-                k: statistics.median(r["refresh_ms"][k] for r in runs) for k in ("update", "reset")
+                k: statistics.median(r["refresh_ms"].get(k, 0.0) for r in runs)
+                for k in ("update", "reset", "warm")
             }
             chk = [r["check"] for r in runs]
             results.append(
@@ -91,6 +97,7 @@ def aggregate(
                     "vs_loop": _stats(paired["vs_loop"]),
                     "of_stale": _stats(paired["of_stale"]),
                     "update_removed": _stats(paired["update_removed"]),
+                    "in_situ_over_warm": _stats(paired["in_situ_over_warm"]),
                     "phase_ms": phase,
                     "refresh_ms": refresh,
                     "reset_rows_per_window": _stats([r["reset_rows"] for r in runs]),
@@ -156,16 +163,22 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.0e}"
 
 
+def _ratio(s: dict[str, float] | None) -> str:
+    return "-" if s is None else f"{s['median']:.2f} ({s['min']:.2f}-{s['max']:.2f})"
+
+
 def _line(r: dict[str, Any]) -> str:
     t = r["transitions_per_s"]
     ph, rf = r["phase_ms"], r["refresh_ms"]
     spread = f"({_rate(t['min'])}-{_rate(t['max'])})"
+    warm = f"{rf['warm']:>6.2f}" if rf.get("warm") else f"{'-':>6}"
     return (
         f"{r['backend']:<12} {r['task']:<14} {r['n']:>5} {r['variant']:<15} "
         f"{_rate(t['median']):>7} {spread:>13} {_pct(r['vs_loop']):>7} "
         f"{_pct(r['of_stale'], False):>8} {_pct(r['update_removed'], False):>7} "
         f"{ph['physics']:>7.2f} {ph['update_state']:>7.2f} "
-        f"{rf['update']:>7.2f} {ph['reset']:>6.2f} {ph['replay']:>6.2f} {ph['total']:>7.2f} "
+        f"{rf['update']:>7.2f} {warm} {_ratio(r.get('in_situ_over_warm')):>16} "
+        f"{ph['reset']:>6.2f} {ph['replay']:>6.2f} {ph['total']:>7.2f} "
         f"{r['reset_rows_per_window']['median']:>6.0f} {_err(r['max_dev_vs_forward']):>6}"
     )
 
@@ -175,10 +188,13 @@ def table(results: list[dict[str, Any]]) -> str:
     head = (
         f"{'backend':<12} {'task':<14} {'N':>5} {'variant':<15} {'trans/s':>7} {'(min-max)':>13} "
         f"{'vs loop':>7} {'of stale':>8} {'upd cut':>7} {'physics':>7} {'update':>7} {'(refr)':>7} "
-        f"{'reset':>6} {'replay':>6} {'total':>7} {'resets':>6} {'dev':>6}"
+        f"{'warm':>6} {'situ/warm':>16} {'reset':>6} {'replay':>6} {'total':>7} "
+        f"{'resets':>6} {'dev':>6}"
     )
     lines = [
         "ms per vector step: physics, update (of which refresh), reset, replay, total; "
+        "warm: the update's refresh repeated at once (not in total); situ/warm: refresh "
+        "after the physics over warm, median (min-max) over processes; "
         "resets: reset rows per window; dev: max |value - mj_forward's| on sampled rows",
         head,
         "-" * len(head),

@@ -6,7 +6,10 @@ Every variant exposes the same lifecycle, which the collector drives:
 * :meth:`Variant.mark_stepped` after the physics of a vector step;
 * :meth:`Variant.mark_reset` after the state of some rows was written by a reset;
 * :meth:`Variant.tracked` to read the tracking sensor block of all rows or of
-  some rows; the correct variants first bring the dirty rows among them current.
+  some rows; the correct variants first bring the dirty rows among them current;
+* :meth:`Variant.repeat_update` to time the update's refresh again at once on the
+  same, now current, rows: the warm reference of the in-situ refresh (same
+  values written again; the collector keeps it out of the step's phases).
 
 Variants:
 
@@ -76,6 +79,7 @@ class Variant:
         self.n = backend.n
         self.a, self.b = task.columns
         self.dirty = np.ones(self.n, dtype=bool)
+        self._update_rows: np.ndarray | None = None  # rows of the last update's refresh
         self.reset_counters()
 
     @classmethod
@@ -111,8 +115,20 @@ class Variant:
             self.refresh_s += time.perf_counter() - t0
             self.refreshed_rows += int(rows.size)
             self.dirty[rows] = False
+        if ids is None:
+            self._update_rows = rows
         block = self._block()
         return block if ids is None else block[ids]
+
+    def repeat_update(self) -> float | None:
+        """Seconds of the last update's refresh repeated at once on the same rows,
+        whose state has not changed since (warm caches); None if it refreshed none."""
+        rows = self._update_rows
+        if rows is None or rows.size == 0:
+            return None
+        t0 = time.perf_counter()
+        self._refresh(None if rows.size == self.n else rows)
+        return time.perf_counter() - t0
 
     def _refresh(self, rows: np.ndarray | None) -> None:
         raise NotImplementedError
@@ -140,6 +156,9 @@ class Stale(Variant):
     def tracked(self, ids: np.ndarray | None = None) -> np.ndarray:
         block = self._block()
         return block if ids is None else block[ids]
+
+    def repeat_update(self) -> float | None:
+        return None  # refreshes nothing after a step
 
     def mark_reset(self, ids: np.ndarray) -> None:
         t0 = time.perf_counter()
@@ -247,8 +266,19 @@ class _Mjrefresh(Variant):
         n = self.cache.refresh_dirty_rows(ids)
         self.refresh_s += time.perf_counter() - t0
         self.refreshed_rows += int(n)
+        if ids is None:
+            self._update_all = n == self.n
         block = self._block()
         return block if ids is None else block[ids]
+
+    def repeat_update(self) -> float | None:
+        # after a step the update refreshes every row: mark them all again, same call
+        if not getattr(self, "_update_all", False):
+            return None
+        self.cache.mark_stepped()
+        t0 = time.perf_counter()
+        self.cache.refresh_dirty_rows()
+        return time.perf_counter() - t0
 
     def _block(self) -> np.ndarray:
         return self.sensordata[:, self.a : self.b]

@@ -26,6 +26,7 @@ import mujoco
 import numpy as np
 
 import mjrefresh
+from bench.common.output import print_table
 from mjrefresh import models
 from mjrefresh.bench.states import random_states
 from mjrefresh.model_args import load_model
@@ -96,20 +97,25 @@ def main() -> None:
             t0 = time.perf_counter()
             fn()
             samples[key].append((time.perf_counter() - t0) / n * 1e6)
-    print(
+    lines = [
         f"µs per row, median (min-max) over {args.repeats} interleaved repeats, N={n}, "
-        f"{args.threads} thread(s), {m.nsensor} sensors"
-    )
-    print(f"  {'sensor type':<38} {'count':>5} {'fast':>22} {'exact':>22} {'fast/exact':>10}")
+        f"{args.threads} thread(s), {m.nsensor} sensors; fast/exact: median (min-max) of the "
+        "per-repeat ratios",
+        f"  {'sensor type':<38} {'count':>5} {'fast':>22} {'exact':>22} {'fast/exact':>17}",
+    ]
     for name, ids in groups.items():
         f, e = samples[name, "fast"], samples[name, "exact"]
-        ratio = statistics.median(a / b for a, b in zip(f, e, strict=True))
-        print(f"  {name:<38} {len(ids):>5} {_fmt(f):>22} {_fmt(e):>22} {ratio:>10.2f}")
-    print(f"  {FLOOR:<38} {'':>5} {_fmt(samples[FLOOR, 'fast']):>22}")
+        ratio = _fmt([a / b for a, b in zip(f, e, strict=True)], 2)
+        lines.append(f"  {name:<38} {len(ids):>5} {_fmt(f):>22} {_fmt(e):>22} {ratio:>17}")
+    lines.append(f"  {FLOOR:<38} {'':>5} {_fmt(samples[FLOOR, 'fast']):>22}")
+    command = "python -m bench.research.sensor_types" + (
+        "" if args.model is None else f" {args.model}"
+    )
+    print_table(lines, args.readme, "sensor-types", command)
 
 
-def _fmt(v: list[float]) -> str:
-    return f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})"
+def _fmt(v: list[float], digits: int = 3) -> str:
+    return f"{statistics.median(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})"
 
 
 if __name__ == "__main__":
