@@ -129,9 +129,14 @@ def test_json_schema(collector_run):
     assert {"cpu_model", "usable_cpus", "mujoco", "mjbatch_uni", "mjrefresh"} <= set(data["env"])
     assert data["config"]["n"] == [N] and data["config"]["procs"] == 1
     assert set(data["tasks"]) == TASKS
-    assert {"stale", "loop", "native-ranges", "mjrefresh-exact", "mjrefresh-fast"} == set(
-        data["variants"]
-    )
+    assert {
+        "stale",
+        "traffic-floor",
+        "loop",
+        "native-ranges",
+        "mjrefresh-exact",
+        "mjrefresh-fast",
+    } == set(data["variants"])
     assert isinstance(data["skipped"], list)
     assert len(data["processes"]) == len(TASKS)
     for p in data["processes"]:

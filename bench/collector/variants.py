@@ -16,6 +16,10 @@ Variants:
 * ``stale`` -- reads the batch's own ``sensordata``, one substep behind the
   state after a step (the old semantics; fast but wrong, for reference only).
   Reset rows are brought current by a native ``mj_forward`` of those rows.
+* ``traffic-floor`` -- the stale variant's values, plus only the memory
+  traffic of a refresh of every row after a step (each row's ``qpos``/``qvel``
+  read, its tracked columns read and written in place; numpy on the same
+  number of threads): the floor under an in-situ refresh, for reference only.
 * ``loop`` -- per-env Python refresh on a scratch ``MjData``: copy
   ``qpos``/``qvel``, ``mj_kinematics``, ``mj_comPos``, ``mj_comVel``,
   ``mj_sensorPos``, ``mj_sensorVel``, copy the tracked columns.
@@ -36,6 +40,7 @@ import numpy as np
 
 from bench.collector.backends import Backend
 from bench.collector.tasks import Task
+from bench.common.traffic import refresh_traffic
 from mjrefresh.bench.availability import mjrefresh_unavailable
 from mjrefresh.bench.stage_loop import python_stage_loop
 
@@ -168,6 +173,48 @@ class Stale(Variant):
 
     def _block(self) -> np.ndarray:
         return self.backend.sensordata[:, self.a : self.b]
+
+
+class TrafficFloor(Stale):
+    """Stale's values plus only the memory traffic of a refresh (reference only)."""
+
+    name = "traffic-floor"
+    description = (
+        "stale's values, plus only the memory traffic of a refresh of every row after a "
+        "step (qpos/qvel read, tracked columns read and written in place; numpy on the "
+        "same threads): the floor under an in-situ refresh -- reference only"
+    )
+
+    def __init__(self, backend: Backend, task: Task, threads: int) -> None:
+        super().__init__(backend, task, threads)
+        block = backend.writable_sensordata
+        if block is None:
+            raise VariantUnavailable("the backend's sensordata is read-only")
+        self._traffic = refresh_traffic(
+            backend.qpos, backend.qvel, block[:, self.a : self.b], threads
+        )
+        self._stepped = False
+
+    @property
+    def threads_used(self) -> int:
+        return self.threads
+
+    def mark_stepped(self) -> None:
+        self._stepped = True
+
+    def tracked(self, ids: np.ndarray | None = None) -> np.ndarray:
+        if ids is None and self._stepped:
+            t0 = time.perf_counter()
+            self._traffic()
+            self.refresh_s += time.perf_counter() - t0
+            self.refreshed_rows += self.n
+            self._stepped = False
+        return super().tracked(ids)
+
+    def repeat_update(self) -> float | None:
+        t0 = time.perf_counter()
+        self._traffic()
+        return time.perf_counter() - t0
 
 
 class Loop(Variant):
@@ -303,7 +350,7 @@ class MjrefreshFast(_Mjrefresh):
     engine = "fast"
 
 
-ALL: list[type[Variant]] = [Stale, Loop, NativeRanges, MjrefreshExact, MjrefreshFast]
+ALL: list[type[Variant]] = [Stale, TrafficFloor, Loop, NativeRanges, MjrefreshExact, MjrefreshFast]
 BY_NAME: dict[str, type[Variant]] = {v.name: v for v in ALL}
 CORRECT = [v.name for v in ALL if v.correct]
 

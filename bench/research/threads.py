@@ -16,9 +16,8 @@ mjbatch-uni's call of the same thread count and kind (median and min-max of
 the per-repeat ratios), and each contender's speed-up from one thread to the
 most. Next to them, ``floor``: the memory traffic a refresh of these rows
 cannot avoid, split over the same threads: each row's qpos/qvel read once
-(numpy sums) and its tracking columns written once (a numpy fill), the rows in
-T contiguous slices, the calling thread taking the first and Python worker
-threads the others (numpy releases the GIL for both).
+and its tracking columns read and written once in place
+(``bench.common.traffic.refresh_traffic``), the rows in T contiguous slices.
 
   python -m bench.research.threads [--n 4096] [--threads 1 2] [--repeats 15]
   python -m bench.research.threads --readme bench/README.md
@@ -31,13 +30,13 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
 
 from bench.common.cli import new_parser
 from bench.common.output import print_table
+from bench.common.traffic import refresh_traffic
 from mjrefresh.bench import contenders, envinfo
 from mjrefresh.bench.workloads import Problem, make_problem
 
@@ -53,26 +52,13 @@ def _fmt(v: list[float], digits: int = 3) -> str:
     return f"{statistics.median(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})"
 
 
-def traffic_floor(problem: Problem, threads: int, pool: ThreadPoolExecutor) -> Callable[[], None]:
+def traffic_floor(problem: Problem, threads: int) -> Callable[[], None]:
     """One call doing only the memory traffic of a refresh of every row, on ``threads``
     threads: read each row's qpos/qvel once, write its selected columns once."""
-    n = problem.n
-    sd = np.zeros((n, problem.model.nsensordata))
-    bounds = np.linspace(0, n, threads + 1).astype(int)
-    parts = list(zip(bounds[:-1], bounds[1:], strict=True))
-
-    def part(lo: int, hi: int) -> None:
-        problem.qpos[lo:hi].sum()
-        problem.qvel[lo:hi].sum()
-        for a, b in problem.ranges:
-            sd[lo:hi, a:b] = 1.0
-
-    def run() -> None:
-        others = [pool.submit(part, lo, hi) for lo, hi in parts[1:]]
-        part(*parts[0])
-        wait(others)
-
-    return run
+    sd = np.zeros((problem.n, problem.model.nsensordata))
+    (a, b), *rest = problem.ranges
+    assert not rest, "the tracking workload selects one column range"
+    return refresh_traffic(problem.qpos, problem.qvel, sd[:, a:b], threads)
 
 
 def measure(
@@ -81,12 +67,11 @@ def measure(
     """µs/row samples per (contender or floor, threads, hot|cold)."""
     problem = make_problem("quadruped", n)
     mask = np.ones(n, dtype=bool)
-    pool = ThreadPoolExecutor(max_workers=max(threads))
     fns: dict[tuple[str, int], Callable[[], None]] = {}
     for t in threads:
         for name, cls in CONTENDERS.items():
             fns[name, t] = cls(problem, t).prepare(mask)
-        fns["floor", t] = traffic_floor(problem, t, pool)
+        fns["floor", t] = traffic_floor(problem, t)
     samples: dict[tuple[str, int, str], list[float]] = defaultdict(list)
     for fn in fns.values():
         fn()  # warm-up
@@ -105,7 +90,6 @@ def measure(
                 fn()
                 cold += perf() - t0
             samples[name, t, "cold"].append(cold / calls / n * 1e6)
-    pool.shutdown()
     return samples
 
 
