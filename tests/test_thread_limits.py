@@ -33,6 +33,15 @@ st = random_states(m, 8, seed=1)
 want = forward_rows(m, st).xpos[:, m.body("base").id]
 def threads():
     return len(os.listdir("/proc/self/task"))
+def threads_settled(expected, timeout=5.0):
+    # A joined thread leaves /proc/self/task a moment after pthread_join
+    # returns: the kernel wakes the joiner when the exiting thread clears its
+    # tid, before the thread is reaped. A leaked thread stays past the timeout.
+    import time
+    end = time.monotonic() + timeout
+    while (n := threads()) != expected and time.monotonic() < end:
+        time.sleep(0.01)
+    return n
 def refresh_ok(r):
     out = r.outputs(8)
     r.refresh(np.arange(8), st["qpos"], st["qvel"], out)
@@ -60,7 +69,7 @@ try:
     mjrefresh.Refresher(m, bodies=("base",), num_threads=3)
 except RuntimeError as exc:
     print("RuntimeError:", exc)
-assert threads() == before, (before, threads())
+assert threads_settled(before) == before, (before, threads())
 refresh_ok(mjrefresh.Refresher(m, bodies=("base",), num_threads=1))  # no worker needed
 print("survived")
 """
@@ -85,7 +94,7 @@ try:
     mjrefresh.Refresher(m, bodies=("base",), num_threads=400)
 except RuntimeError as exc:
     print("RuntimeError:", exc)
-assert threads() == before, (before, threads())
+assert threads_settled(before) == before, (before, threads())
 refresh_ok(mjrefresh.Refresher(m, bodies=("base",), num_threads=2))
 print("survived")
 """
@@ -115,7 +124,7 @@ try:
 except RuntimeError as exc:
     print("RuntimeError:", exc)
 refuse_threads_after(-1)
-assert threads() == before, (before, threads())
+assert threads_settled(before) == before, (before, threads())
 refresh_ok(mjrefresh.Refresher(m, bodies=("base",), num_threads=4))
 print("survived")
 """,
