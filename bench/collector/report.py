@@ -57,7 +57,7 @@ def aggregate(
                 if name not in vs:
                     continue
                 r = vs[name]
-                warm = r["refresh_ms"].get("warm", 0.0)
+                warm = r["refresh_ms"]["warm"]
                 if warm > 0:
                     paired["in_situ_over_warm"].append(r["refresh_ms"]["update"] / warm)
                 if "loop" in vs:
@@ -80,7 +80,7 @@ def aggregate(
                 for k in (*PHASES, "other", "total")
             }
             refresh = {
-                k: statistics.median(r["refresh_ms"].get(k, 0.0) for r in runs)
+                k: statistics.median(r["refresh_ms"][k] for r in runs)
                 for k in ("update", "reset", "warm")
             }
             chk = [r["check"] for r in runs]
@@ -163,7 +163,8 @@ def _err(x: float | None) -> str:
     return "-" if x is None else f"{x:.0e}"
 
 
-def _ratio(s: dict[str, float] | None) -> str:
+def summary_text(s: dict[str, float] | None) -> str:
+    """A ``{median, min, max}`` summary as ``median (min-max)``, 2 decimals; ``-`` for None."""
     return "-" if s is None else f"{s['median']:.2f} ({s['min']:.2f}-{s['max']:.2f})"
 
 
@@ -171,13 +172,13 @@ def _line(r: dict[str, Any]) -> str:
     t = r["transitions_per_s"]
     ph, rf = r["phase_ms"], r["refresh_ms"]
     spread = f"({_rate(t['min'])}-{_rate(t['max'])})"
-    warm = f"{rf['warm']:>6.2f}" if rf.get("warm") else f"{'-':>6}"
+    warm = f"{rf['warm']:>6.2f}" if rf["warm"] else f"{'-':>6}"
     return (
         f"{r['backend']:<12} {r['task']:<14} {r['n']:>5} {r['variant']:<15} "
         f"{_rate(t['median']):>7} {spread:>13} {_pct(r['vs_loop']):>7} "
         f"{_pct(r['of_stale'], False):>8} {_pct(r['update_removed'], False):>7} "
         f"{ph['physics']:>7.2f} {ph['update_state']:>7.2f} "
-        f"{rf['update']:>7.2f} {warm} {_ratio(r.get('in_situ_over_warm')):>16} "
+        f"{rf['update']:>7.2f} {warm} {summary_text(r['in_situ_over_warm']):>16} "
         f"{ph['reset']:>6.2f} {ph['replay']:>6.2f} {ph['total']:>7.2f} "
         f"{r['reset_rows_per_window']['median']:>6.0f} {_err(r['max_dev_vs_forward']):>6}"
     )

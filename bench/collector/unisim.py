@@ -285,10 +285,6 @@ def aggregate(processes: list[dict[str, Any]], order: list[str]) -> list[dict[st
     return results
 
 
-def _ms(s: dict[str, float]) -> str:
-    return f"{s['median']:.2f} ({s['min']:.2f}-{s['max']:.2f})"
-
-
 def table(results: list[dict[str, Any]]) -> str:
     """One line per (N, variant)."""
     head = (
@@ -309,8 +305,8 @@ def table(results: list[dict[str, Any]]) -> str:
     def line(r: dict[str, Any]) -> str:
         ratio = "-" if r["refresh_vs_loop"] is None else f"{r['refresh_vs_loop']['median']:.3f}"
         return (
-            f"{r['n']:>5} {r['variant']:<17} {_ms(r['refresh_ms']):>21} {ratio:>6} "
-            f"{_ms(r['update_ms']):>21} {r['update_share']['median'] * 100:>5.1f}% "
+            f"{r['n']:>5} {r['variant']:<17} {report.summary_text(r['refresh_ms']):>21} {ratio:>6} "
+            f"{report.summary_text(r['update_ms']):>21} {r['update_share']['median'] * 100:>5.1f}% "
             f"{r['physics_ms']['median']:>7.1f} {r['step_ms']['median']:>7.1f} "
             f"{r['max_dev']:>7.1e}"
         )

@@ -287,6 +287,7 @@ class _Mjrefresh(Variant):
             target = np.zeros((self.n, task.model.nsensordata))
         self.sensordata = target
         self.cache = lifecycle_cache(self.refresher, self.n, backend.qpos, backend.qvel, target)
+        self._update_all = False  # the last update refreshed every row
 
     @property
     def threads_used(self) -> int:
@@ -320,7 +321,7 @@ class _Mjrefresh(Variant):
 
     def repeat_update(self) -> float | None:
         # after a step the update refreshes every row: mark them all again, same call
-        if not getattr(self, "_update_all", False):
+        if not self._update_all:
             return None
         self.cache.mark_stepped()
         t0 = time.perf_counter()

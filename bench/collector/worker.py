@@ -139,14 +139,14 @@ def run_variant(
         obs_next, reward, term = task.compute(block, qpos, qvel, None, action)
         c2 = perf()
         r1 = v.refresh_s
-        if not checking:  # the same refresh again at once, outside the step's phases
+        if checking:  # untimed: compare with mj_forward at the same states
+            check_update(task, qpos, qvel, sample, action, (obs_next, reward, term), check)
+            signature.append(np.concatenate([obs_next[sample].ravel(), reward[sample]]))
+        else:  # the same refresh again at once, outside the step's phases
             warm = v.repeat_update()
             acc["refresh_warm"] += 0.0 if warm is None else warm
             acc["warm_excluded"] += perf() - c2
             c2 = perf()
-        if checking:  # untimed: compare with mj_forward at the same states
-            check_update(task, qpos, qvel, sample, action, (obs_next, reward, term), check)
-            signature.append(np.concatenate([obs_next[sample].ravel(), reward[sample]]))
         ids = np.flatnonzero(term | task.truncated())
         if ids.size:
             task.reset_state(ids, state, qpos, qvel)

@@ -4,12 +4,20 @@ result markers (the JSON record and table helpers live in
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mjrefresh.bench import envinfo
 from mjrefresh.bench.output import measured_with
 from mjrefresh.bench.report import table
+
+
+def median_range(values: Sequence[float], digits: int = 3) -> str:
+    """``median (min-max)`` of repeated measurements, ``digits`` decimals."""
+    med, lo, hi = statistics.median(values), min(values), max(values)
+    return f"{med:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
 
 
 def update_readme(path: Path, section: str, text: str) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -26,7 +25,7 @@ import mujoco
 import numpy as np
 
 import mjrefresh
-from bench.common.output import print_table
+from bench.common.output import median_range, print_table
 from mjrefresh import models
 from mjrefresh.bench.states import random_states
 from mjrefresh.model_args import load_model
@@ -105,17 +104,15 @@ def main() -> None:
     ]
     for name, ids in groups.items():
         f, e = samples[name, "fast"], samples[name, "exact"]
-        ratio = _fmt([a / b for a, b in zip(f, e, strict=True)], 2)
-        lines.append(f"  {name:<38} {len(ids):>5} {_fmt(f):>22} {_fmt(e):>22} {ratio:>17}")
-    lines.append(f"  {FLOOR:<38} {'':>5} {_fmt(samples[FLOOR, 'fast']):>22}")
+        ratio = median_range([a / b for a, b in zip(f, e, strict=True)], 2)
+        lines.append(
+            f"  {name:<38} {len(ids):>5} {median_range(f):>22} {median_range(e):>22} {ratio:>17}"
+        )
+    lines.append(f"  {FLOOR:<38} {'':>5} {median_range(samples[FLOOR, 'fast']):>22}")
     command = "python -m bench.research.sensor_types" + (
         "" if args.model is None else f" {args.model}"
     )
     print_table(lines, args.readme, "sensor-types", command)
-
-
-def _fmt(v: list[float], digits: int = 3) -> str:
-    return f"{statistics.median(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})"
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common.cli import new_parser
-from bench.common.output import print_table
+from bench.common.output import median_range, print_table
 from bench.common.traffic import refresh_traffic
 from mjrefresh.bench import contenders, envinfo
 from mjrefresh.bench.workloads import Problem, make_problem
@@ -46,10 +46,6 @@ CONTENDERS = {
     "exact": contenders.MjrefreshExact,
     "mjbatch-uni": contenders.MjbatchUni,
 }
-
-
-def _fmt(v: list[float], digits: int = 3) -> str:
-    return f"{statistics.median(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})"
 
 
 def traffic_floor(problem: Problem, threads: int) -> Callable[[], None]:
@@ -119,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
             for name in (*CONTENDERS, "floor"):
                 v = samples[name, t, kind]
                 ratio = (
-                    _fmt([a / b for a, b in zip(v, ref, strict=True)], 3) if v is not ref else ""
+                    median_range([a / b for a, b in zip(v, ref, strict=True)], 3)
+                    if v is not ref
+                    else ""
                 )
-                lines.append(f"{t:>2} {kind:<4} {name:<11} {_fmt(v):>22} {ratio:>17}")
+                lines.append(f"{t:>2} {kind:<4} {name:<11} {median_range(v):>22} {ratio:>17}")
     lo, hi = min(args.threads), max(args.threads)
     if hi > lo:
         for kind in ("hot", "cold"):
