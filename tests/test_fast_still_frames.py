@@ -131,11 +131,11 @@ def test_zero_hinge_angle_ignores_a_non_finite_axis(engine):
     # at qpos0 (and makes it NaN elsewhere), in both engines, single rows and
     # pairs alike.
     m = mujoco.MjModel.from_xml_string(XML.replace('axis="0 0 1"', 'axis="0 .6 .8"'))
-    n = 5
+    n = 20  # 16 or more rows: paired (see above)
     qpos = np.zeros((n, m.nq))
-    qpos[[1, 3], 0] = 0.3
+    qpos[np.isin(np.arange(n) % 5, [1, 3]), 0] = 0.3  # rows 1, 3, 6, 8, ...
     axes = np.tile(m.jnt_axis, (n, 1, 1))
-    axes[:, 0, 1] = [np.nan, np.nan, np.inf, 0.6, np.nan]
+    axes[:, 0, 1] = [np.nan, np.nan, np.inf, 0.6, np.nan] * 4
     r = mjrefresh.Refresher(
         m, engine=engine, bodies=["moving"], sites=["mv"], model_fields=["jnt_axis"]
     )
@@ -174,7 +174,9 @@ NON_FINITE_XML = """<mujoco><worldbody>
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
-@pytest.mark.parametrize("n", [1, 2, 5])  # single rows and SIMD pairs
+# A call pairs rows only in chunks of two or more rows: from 16 rows on one
+# thread (refresher.cc: chunk = rows / 8), so 17 runs 8 pairs and a single.
+@pytest.mark.parametrize("n", [1, 2, 5, 17])  # single rows and SIMD pairs
 def test_subtree_of_a_dof_less_body_with_non_finite_geometry(engine, n):
     m = mujoco.MjModel.from_xml_string(NON_FINITE_XML)
     assert not np.isfinite(m.body_ipos[m.body("w").id]).all()

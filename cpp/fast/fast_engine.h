@@ -196,9 +196,13 @@ class FastEngine final : public RowEngine {
   // declared model field can change what they test.
   struct Joint {
     int id, type, qadr, dadr;
-    bool centered;                  // jnt_pos == 0: the off-center correction is exactly zero
-    int unit_axis;                  // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
-    bool at_origin;                 // the anchor is exactly the body's final origin: no linear term
+    bool centered;   // jnt_pos == 0: the off-center correction is exactly zero
+    int unit_axis;   // hinge about +x/+y/+z (0/1/2): cheaper rotation; -1 otherwise
+    bool at_origin;  // the anchor is exactly the body's final origin: no linear term
+    // Hinge whose world axis the velocity pass takes from the body's final
+    // rotation (column unit_axis of xmat, or xmat * axis) instead of
+    // rotating the axis by the pre-joint quaternion (see add_joints).
+    bool axis_from_mat = false;
     double pos[3], axis[3], qpos0;  // template jnt_pos, jnt_axis
   };
   struct Body {
@@ -215,6 +219,14 @@ class FastEngine final : public RowEngine {
     // velocities are 0 even for a non-finite pose (3.11 tests
     // body_weldid == 0, >= 3.12 body_dofnum[body_weldid] == 0: the same set).
     bool still = true;
+    // kJoints with exactly one centered hinge about +x/+y/+z whose axis is
+    // read from xmat (Joint::axis_from_mat): the common robot link, posed
+    // and moved without the joint loop (0/1/2, -1 otherwise).
+    int hinge_axis = -1;
+    bool axes_from_mat = false;  // otherwise, a joint with Joint::axis_from_mat
+    // kJoints with a rotational joint: mj_kinematics's per-joint position
+    // correction makes a non-finite rotation's position NaN (kinematics.h).
+    bool rotates = false;
     int isameframe = 0;                                 // body_sameframe (inertial frame)
     double pos[3] = {0, 0, 0}, quat[4] = {1, 0, 0, 0};  // template body_pos/body_quat
   };
@@ -300,8 +312,14 @@ class FastEngine final : public RowEngine {
   template <class T, class R, class K>
   void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos, R mocap_quat,
                   const K& kv, bool want_vel, bool want_body_vel) const;
+  template <class T, class K>
+  auto mat_axis_lanes(const Body& b, int j, const T* half, const K& kv) const;
+  template <class T, class K>
+  void axes_from_mat(int s, const StateT<T>& x, T* anchors, const T* half, bool check_lanes,
+                     const K& kv) const;
   template <class T, class R>
-  void body_velocity(int s, StateT<T>* st, const T* anchors, R qvel) const;
+  void body_velocity(int s, StateT<T>* st, const T* anchors, const T* half, bool check_lanes,
+                     R qvel) const;
   // Sensor maths (sensors.cc).
   void inertial_pose(const State* st, int slot, const Vals& v, double pos[3], double mat[9]) const;
   void frame_pose(const State* st, const Frame& f, const Vals& v, double pos[3],

@@ -9,7 +9,9 @@
 //   engine_util_blas.c), so the fast engine rounds like mj_kinematics and
 //   differs from it by at most a few ulps where the summation order of the
 //   velocity terms differs (MuJoCo sums cvel at the subtree CoM and shifts;
-//   the fast engine sums at the body origin). Inlining them instead of
+//   the fast engine sums at the body origin, with a hinge's world axis
+//   taken from its body's final rotation where that is the same axis,
+//   FastEngine::Joint::axis_from_mat). Inlining them instead of
 //   calling libmujoco is what makes a body visit cost tens of nanoseconds.
 // - Output arguments may alias inputs only where stated.
 // - Lanes: the kernels are templates over the value type of row data, T =
@@ -65,6 +67,10 @@ struct UnitBand {
   }
 };
 inline const UnitBand kUnitBand;
+
+// |q.q - 1| below which a model quaternion counts as unit, so that rotating
+// by it and by its normalised self agree to rounding (Joint::axis_from_mat).
+inline constexpr double kUnitQuatTol = 1e-12;
 
 // mju_normalize4: unit quaternion for a (near) zero one; left alone when the
 // norm is already within mjMINVAL of 1 (so a normalised input is unchanged).

@@ -10,8 +10,10 @@
 //   GCC left the per-row-fields pair instantiation and body_velocity out of
 //   line on its own (+17% per row with fields on the 2-vCPU AMD EPYC VM;
 //   re-measure: python -m bench.research.model_fields), hence always_inline.
-// - Reads only the engine's plan (bodies_, joints_, hinges_) and the given
-//   row data; writes only the given scratch arrays. Same operations per lane.
+// - Reads only the engine's plan (bodies_, joints_, hinges_, declared_) and
+//   the given row data; writes only the given scratch arrays. Same
+//   operations per lane (where a lane's values decide, as in
+//   mat_axis_lanes, both results are computed and each lane keeps its own).
 #pragma once
 
 #include <type_traits>
@@ -75,6 +77,25 @@ struct Row2 {
   V2 operator[](int i) const { return V2{a[i], b[i]}; }
 };
 
+// Whether every lane of a mat_axis_lanes mask is set.
+inline bool all_lanes(bool ok) { return ok; }
+inline bool all_lanes(V2i ok) {
+#ifdef __SSE2__
+  return __builtin_ia32_movmskpd(std::bit_cast<V2>(ok)) == 3;  // one instruction, not two extracts
+#else
+  return ok[0] && ok[1];
+#endif
+}
+
+// axis = its own value in the lanes of `ok`, `other`'s elsewhere.
+inline void keep_lanes(double axis[3], const double other[3], bool ok) {
+  if (!ok) copy3(axis, other);
+}
+inline void keep_lanes(V2 axis[3], const V2 other[3], V2i ok) {
+  for (int k = 0; k < 3; ++k)
+    axis[k] = from_bits((bits_of(axis[k]) & ok) | (bits_of(other[k]) & ~ok));
+}
+
 }  // namespace fast
 
 // Velocity of visited body `s` (world angular velocity, linear velocity of
@@ -85,6 +106,7 @@ struct Row2 {
 // joint anchors/axes (so it runs right after the body's pose).
 template <class T, class R>
 [[gnu::always_inline]] inline void FastEngine::body_velocity(int s, StateT<T>* st, const T* anchors,
+                                                             const T* half, bool check_lanes,
                                                              R qvel) const {
   using namespace fast;
   const Body& b = bodies_[s];
@@ -97,6 +119,16 @@ template <class T, class R>
   }
   velocity_at(x.v, p.v, p.w, x.pos, p.pos);
   copy3(x.w, p.w);
+  if (b.hinge_axis >= 0) {  // the hinge case below, for the common link
+    const int c = b.hinge_axis, j = b.jnt_begin;
+    T axis[3] = {x.mat[c], x.mat[c + 3], x.mat[c + 6]};
+    if (check_lanes) {
+      const auto ok = mat_axis_lanes(b, j, half, TemplateKin{});
+      if (!all_lanes(ok)) keep_lanes(axis, anchors + 6 * j + 3, ok);
+    }
+    add_to_scl3(x.w, axis, qvel[joints_[j].dadr]);
+    return;
+  }
   if (b.kind == Body::kFree) {
     const T lin[3] = {qvel[b.dadr], qvel[b.dadr + 1], qvel[b.dadr + 2]};
     add_to3(x.v, lin);
@@ -141,6 +173,64 @@ template <class T, class R>
   }
 }
 
+// Per lane (a bool for one row, all ones per lane for a pair): whether
+// hinge j of body b may take its world axis from xmat (Joint::axis_from_mat)
+// in this row. Not where its angle is not finite: xmat is NaN there, while
+// MuJoCo's axis, rotated before the joint turns, is not; nor where the
+// row's own body_quat (given per row) is not unit to kUnitQuatTol.
+template <class T, class K>
+[[gnu::always_inline]] inline auto FastEngine::mat_axis_lanes(const Body& b, int j, const T* half,
+                                                              const K& kv) const {
+  using namespace fast;
+  using U = std::decay_t<decltype(kv.body_quat(b, 0))>;  // double, or V2 per lane
+  const T cs = half[2 * j];
+  auto ok = cs == cs;  // the half-angle terms are NaN exactly for a non-finite angle
+  if (!declared_[kBodyQuat]) return ok;
+  const U q[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2), kv.body_quat(b, 3)};
+  const U sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0;
+  if constexpr (std::is_same_v<T, double>) {
+    return ok && std::fabs(sq) < kUnitQuatTol;
+  } else if constexpr (std::is_same_v<U, double>) {
+    return std::fabs(sq) < kUnitQuatTol ? ok : ok & 0;
+  } else {
+    return ok & (sq < kUnitQuatTol) & (sq > -kUnitQuatTol);
+  }
+}
+
+// World axes of body s's hinges that take them from its final rotation
+// (Joint::axis_from_mat), into anchors: xmat's column for a unit axis, xmat
+// times the axis otherwise (the same bits for a unit axis and finite xmat).
+// Lanes that may not (mat_axis_lanes) keep the quaternion rotation the
+// joint loop wrote for them.
+template <class T, class K>
+[[gnu::always_inline]] inline void FastEngine::axes_from_mat(int s, const StateT<T>& x, T* anchors,
+                                                             const T* half, bool check_lanes,
+                                                             const K& kv) const {
+  using namespace fast;
+  using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
+  const Body& b = bodies_[s];
+  for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
+    const Joint& jt = joints_[j];
+    if (!jt.axis_from_mat) continue;
+    T* xaxis = anchors + 6 * j + 3;
+    T axis[3];
+    if (jt.unit_axis >= 0) {
+      const int c = jt.unit_axis;
+      axis[0] = x.mat[c];
+      axis[1] = x.mat[c + 3];
+      axis[2] = x.mat[c + 6];
+    } else {
+      const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
+      mat_vec(axis, x.mat, jaxis);
+    }
+    if (check_lanes) {
+      const auto ok = mat_axis_lanes(b, j, half, kv);
+      if (!all_lanes(ok)) keep_lanes(axis, xaxis, ok);
+    }
+    copy3(xaxis, axis);
+  }
+}
+
 // Poses (mj_kinematics restricted to the visited bodies) and, where needed,
 // velocities, in one pass from parents to children. R reads row data: one
 // row (T = double) or two rows into the two lanes (T = V2).
@@ -156,6 +246,7 @@ template <class T, class R, class K>
   // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
   // up front: they depend on qpos only, so the CPU overlaps them instead of
   // waiting for each on a body's dependency chain.
+  auto finite = T{} == T{};  // per lane: every hinge angle so far finite
   for (int j : hinges_) {
     const Joint& jt = joints_[j];
     const T angle = qpos[jt.qadr] - jt.qpos0;
@@ -168,7 +259,12 @@ template <class T, class R, class K>
     }
     half[2 * j] = cs;
     half[2 * j + 1] = sn;
+    finite = finite & (cs == cs);
   }
+  // Whether a lane may not take a hinge's axis from xmat (mat_axis_lanes):
+  // asked per hinge only then (rare: a non-finite angle, or per-row
+  // body_quat).
+  const bool check_lanes = !all_lanes(finite) || declared_[kBodyQuat];
 
   const int nslot = static_cast<int>(bodies_.size());
   for (int s = 1; s < nslot; ++s) {
@@ -224,12 +320,26 @@ template <class T, class R, class K>
       }
       // xaxis is only read by the velocities (and slides).
       const bool vel = want_vel && (b.vel_sensor || (b.vel_body && want_body_vel));
-      for (int j = b.jnt_begin; j < b.jnt_end; ++j) {
+      if (b.hinge_axis >= 0) {  // the loop's hinge case for the common link
+        const int j = b.jnt_begin;
+        if (vel && check_lanes && !all_lanes(mat_axis_lanes(b, j, half, kv))) {
+          const double* axis = joints_[j].axis;  // the template's (Body::hinge_axis)
+          rot_vec_quat(anchors + 6 * j + 3, axis, x.quat);
+        }
+        mul_quat_axis(x.quat, b.hinge_axis, half[2 * j], half[2 * j + 1]);
+      }
+      for (int j = b.jnt_begin; j < b.jnt_end && b.hinge_axis < 0; ++j) {
         const Joint& jt = joints_[j];
         T* xanchor = anchors + 6 * j;
         T* xaxis = xanchor + 3;
         const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
-        if (jt.type == mjJNT_SLIDE || vel) rot_vec_quat(xaxis, jaxis, x.quat);
+        // The quaternion rotation of the axis, unless axes_from_mat takes it
+        // from xmat in every lane.
+        if (jt.type == mjJNT_SLIDE ||
+            (vel &&
+             (!jt.axis_from_mat || (check_lanes && !all_lanes(mat_axis_lanes(b, j, half, kv)))))) {
+          rot_vec_quat(xaxis, jaxis, x.quat);
+        }
         if (jt.centered) {
           copy3(xanchor, x.pos);  // rot_vec_quat(0) + pos, exactly
         } else {
@@ -272,8 +382,7 @@ template <class T, class R, class K>
           x.pos[2] += (v0[2] - v1[2]);
         }
       }
-      if (b.jnt_end > b.jnt_begin &&
-          !(b.jnt_end - b.jnt_begin == 1 && joints_[b.jnt_begin].type == mjJNT_SLIDE)) {
+      if (b.rotates) {
         // mj_kinematics corrects the position after every rotational joint
         // by rotVecQuat(jnt_pos, xquat), which is NaN for a non-finite
         // rotation even when jnt_pos is 0 (the skipped centered case). A
@@ -288,7 +397,8 @@ template <class T, class R, class K>
     normalize4(x.quat);
     quat_mat(x.mat, x.quat);
     if (want_vel && (b.vel_sensor || (b.vel_body && want_body_vel))) {
-      body_velocity(s, st, anchors, qvel);
+      if (b.axes_from_mat) axes_from_mat(s, x, anchors, half, check_lanes, kv);
+      body_velocity(s, st, anchors, half, check_lanes, qvel);
     }
   }
 }
