@@ -313,10 +313,10 @@ class FastEngine final : public RowEngine {
   void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos, R mocap_quat,
                   const K& kv, bool want_vel, bool want_body_vel) const;
   template <class T, class K>
-  auto mat_axis_lanes(const Body& b, int j, const T* half, const K& kv) const;
-  template <class T, class K>
+  auto unit_quat_lanes(const Body& b, const K& kv) const;
+  template <class T, class M, class K>
   void axes_from_mat(int s, const StateT<T>& x, T* anchors, const T* half, bool check_lanes,
-                     const K& kv) const;
+                     M unit_q, const K& kv) const;
   template <class T, class R>
   void body_velocity(int s, StateT<T>* st, const T* anchors, const T* half, bool check_lanes,
                      R qvel) const;

@@ -77,6 +77,20 @@ struct Row2 {
   V2 operator[](int i) const { return V2{a[i], b[i]}; }
 };
 
+// Per lane: whether hinge j may take its world axis from xmat
+// (Joint::axis_from_mat) in this row. Not where its angle is not finite:
+// xmat is NaN there, while MuJoCo's axis, rotated before the joint turns, is
+// not; nor where the body's quaternion is not unit (unit: unit_quat_lanes).
+template <class T, class M>
+[[gnu::always_inline]] inline M mat_axis_lanes(int j, const T* half, M unit) {
+  const T cs = half[2 * j];  // the half-angle terms are NaN exactly for a non-finite angle
+  if constexpr (std::is_same_v<T, double>) {
+    return cs == cs && unit;
+  } else {
+    return (cs == cs) & unit;
+  }
+}
+
 // Whether every lane of a mat_axis_lanes mask is set.
 inline bool all_lanes(bool ok) { return ok; }
 inline bool all_lanes(V2i ok) {
@@ -123,7 +137,7 @@ template <class T, class R>
     const int c = b.hinge_axis, j = b.jnt_begin;
     T axis[3] = {x.mat[c], x.mat[c + 3], x.mat[c + 6]};
     if (check_lanes) {
-      const auto ok = mat_axis_lanes(b, j, half, TemplateKin{});
+      const auto ok = mat_axis_lanes(j, half, T{} == T{});  // hinge_axis: the template's quat
       if (!all_lanes(ok)) keep_lanes(axis, anchors + 6 * j + 3, ok);
     }
     add_to_scl3(x.w, axis, qvel[joints_[j].dadr]);
@@ -173,28 +187,21 @@ template <class T, class R>
   }
 }
 
-// Per lane (a bool for one row, all ones per lane for a pair): whether
-// hinge j of body b may take its world axis from xmat (Joint::axis_from_mat)
-// in this row. Not where its angle is not finite: xmat is NaN there, while
-// MuJoCo's axis, rotated before the joint turns, is not; nor where the
-// row's own body_quat (given per row) is not unit to kUnitQuatTol.
+// Per lane (a bool for one row, all ones per lane for a pair): whether the
+// row's own body_quat of b (given per row) is unit to kUnitQuatTol.
 template <class T, class K>
-[[gnu::always_inline]] inline auto FastEngine::mat_axis_lanes(const Body& b, int j, const T* half,
-                                                              const K& kv) const {
+[[gnu::always_inline]] inline auto FastEngine::unit_quat_lanes(const Body& b, const K& kv) const {
   using namespace fast;
   using U = std::decay_t<decltype(kv.body_quat(b, 0))>;  // double, or V2 per lane
-  const T cs = half[2 * j];
-  auto ok = cs == cs;  // the half-angle terms are NaN exactly for a non-finite angle
-  if (!declared_[kBodyQuat]) return ok;
   const U q[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2), kv.body_quat(b, 3)};
   const U sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0;
-  if constexpr (std::is_same_v<T, double>) {
-    return ok && std::fabs(sq) < kUnitQuatTol;
-  } else if constexpr (std::is_same_v<U, double>) {
-    return std::fabs(sq) < kUnitQuatTol ? ok : ok & 0;
+  auto unit = T{} == T{};
+  if constexpr (std::is_same_v<U, double>) {
+    if (!(std::fabs(sq) < kUnitQuatTol)) unit = !unit;
   } else {
-    return ok & (sq < kUnitQuatTol) & (sq > -kUnitQuatTol);
+    unit = (sq < kUnitQuatTol) & (sq > -kUnitQuatTol);
   }
+  return unit;
 }
 
 // World axes of body s's hinges that take them from its final rotation
@@ -202,10 +209,10 @@ template <class T, class K>
 // times the axis otherwise (the same bits for a unit axis and finite xmat).
 // Lanes that may not (mat_axis_lanes) keep the quaternion rotation the
 // joint loop wrote for them.
-template <class T, class K>
+template <class T, class M, class K>
 [[gnu::always_inline]] inline void FastEngine::axes_from_mat(int s, const StateT<T>& x, T* anchors,
                                                              const T* half, bool check_lanes,
-                                                             const K& kv) const {
+                                                             M unit_q, const K& kv) const {
   using namespace fast;
   using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
   const Body& b = bodies_[s];
@@ -224,7 +231,7 @@ template <class T, class K>
       mat_vec(axis, x.mat, jaxis);
     }
     if (check_lanes) {
-      const auto ok = mat_axis_lanes(b, j, half, kv);
+      const auto ok = mat_axis_lanes(j, half, unit_q);
       if (!all_lanes(ok)) keep_lanes(axis, xaxis, ok);
     }
     copy3(xaxis, axis);
@@ -270,6 +277,8 @@ template <class T, class R, class K>
   for (int s = 1; s < nslot; ++s) {
     const Body& b = bodies_[s];
     StateT<T>& x = st[s];
+    auto unit_q = T{} == T{};  // per lane: this body's quaternion unit (the template's: planned)
+    if (check_lanes && declared_[kBodyQuat]) unit_q = unit_quat_lanes<T>(b, kv);
     if (b.kind == Body::kFree) {
       for (int k = 0; k < 3; ++k) x.pos[k] = qpos[b.qadr + k];
       for (int k = 0; k < 4; ++k) x.quat[k] = qpos[b.qadr + 3 + k];
@@ -322,7 +331,7 @@ template <class T, class R, class K>
       const bool vel = want_vel && (b.vel_sensor || (b.vel_body && want_body_vel));
       if (b.hinge_axis >= 0) {  // the loop's hinge case for the common link
         const int j = b.jnt_begin;
-        if (vel && check_lanes && !all_lanes(mat_axis_lanes(b, j, half, kv))) {
+        if (vel && check_lanes && !all_lanes(mat_axis_lanes(j, half, unit_q))) {
           const double* axis = joints_[j].axis;  // the template's (Body::hinge_axis)
           rot_vec_quat(anchors + 6 * j + 3, axis, x.quat);
         }
@@ -337,7 +346,7 @@ template <class T, class R, class K>
         // from xmat in every lane.
         if (jt.type == mjJNT_SLIDE ||
             (vel &&
-             (!jt.axis_from_mat || (check_lanes && !all_lanes(mat_axis_lanes(b, j, half, kv)))))) {
+             (!jt.axis_from_mat || (check_lanes && !all_lanes(mat_axis_lanes(j, half, unit_q)))))) {
           rot_vec_quat(xaxis, jaxis, x.quat);
         }
         if (jt.centered) {
@@ -397,7 +406,7 @@ template <class T, class R, class K>
     normalize4(x.quat);
     quat_mat(x.mat, x.quat);
     if (want_vel && (b.vel_sensor || (b.vel_body && want_body_vel))) {
-      if (b.axes_from_mat) axes_from_mat(s, x, anchors, half, check_lanes, kv);
+      if (b.axes_from_mat) axes_from_mat(s, x, anchors, half, check_lanes, unit_q, kv);
       body_velocity(s, st, anchors, half, check_lanes, qvel);
     }
   }
