@@ -425,20 +425,30 @@ def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
         np.testing.assert_array_equal(getattr(out32, name), a.astype(np.float32))
 
 
-def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
-    # Pairs read each lane's own values; a row refreshed alone (refresh_row)
-    # must get the same bits.
-    n = 32  # 16 or more rows on one thread: refresher.cc pairs rows (chunks of n / 8)
-    states = random_states(rich_model, n, seed=26)
-    fields = random_fields(rich_model, list(MODEL_FIELDS), n, seed=12)
-    r = make(rich_model, fields, num_threads=1, engine="fast")
-    kw = dict(state_inputs(states), model_fields=fields)
-    together, alone = r.outputs(n), r.outputs(n)
-    r.refresh(np.arange(n), states["qpos"], states["qvel"], together, **kw)
-    for i in range(n):
+# 16 or more rows on one thread: refresher.cc pairs rows (chunks of n / 8).
+PAIRED_N = 32
+
+
+def fast_rows_paired_and_alone(model, states, fields):
+    """The fast engine's outputs of PAIRED_N rows refreshed in one call (rows
+    in pairs), after checking that each row refreshed alone (refresh_row)
+    gets the same bits."""
+    r = make(model, fields, num_threads=1, engine="fast")
+    kw = dict(state_inputs(states), **({"model_fields": fields} if fields else {}))
+    together, alone = r.outputs(PAIRED_N), r.outputs(PAIRED_N)
+    r.refresh(np.arange(PAIRED_N), states["qpos"], states["qvel"], together, **kw)
+    for i in range(PAIRED_N):
         r.refresh(np.array([i]), states["qpos"], states["qvel"], alone, **kw)
     for name, a in together.arrays().items():
-        np.testing.assert_array_equal(getattr(alone, name), a)
+        np.testing.assert_array_equal(getattr(alone, name), a, err_msg=name)
+    return together
+
+
+def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
+    # Pairs read each lane's own values.
+    states = random_states(rich_model, PAIRED_N, seed=26)
+    fields = random_fields(rich_model, list(MODEL_FIELDS), PAIRED_N, seed=12)
+    fast_rows_paired_and_alone(rich_model, states, fields)
 
 
 # The fast engine takes the world axis of a hinge from its body's final
@@ -448,31 +458,17 @@ def test_fast_rows_in_pairs_equal_rows_alone_with_fields(rich_model):
 # tests give it body quaternions that are not, per row and in the model
 # itself; the velocities must still equal mj_forward's (which rotate by the
 # non-unit quaternion), in pairs of rows that mix both kinds.
-AXIS_N = 32  # paired (see test_fast_rows_in_pairs_equal_rows_alone_with_fields)
 # 5% off unit: the normalised rotation's axis is ~0.05 away from MuJoCo's.
 SCALE = 1.05
 
 
-def refresh_all_and_one_by_one(model, states, fields):
-    """Outputs of every row refreshed at once (rows in pairs) and one at a time."""
-    r = make(model, fields, num_threads=1, engine="fast")
-    kw = dict(state_inputs(states), **({"model_fields": fields} if fields else {}))
-    together, alone = r.outputs(AXIS_N), r.outputs(AXIS_N)
-    r.refresh(np.arange(AXIS_N), states["qpos"], states["qvel"], together, **kw)
-    for i in range(AXIS_N):
-        r.refresh(np.array([i]), states["qpos"], states["qvel"], alone, **kw)
-    return together, alone
-
-
 def test_non_unit_per_row_body_quat_keeps_mj_forwards_axes(rich_model):
-    states = random_states(rich_model, AXIS_N, seed=31)
-    fields = random_fields(rich_model, ["body_quat"], AXIS_N, seed=32)
+    states = random_states(rich_model, PAIRED_N, seed=31)
+    fields = random_fields(rich_model, ["body_quat"], PAIRED_N, seed=32)
     fields["body_quat"][1::2] *= SCALE  # each pair: lane 0 unit, lane 1 not
     fields["body_quat"][4:6] *= SCALE  # and one pair of two non-unit rows
-    together, alone = refresh_all_and_one_by_one(rich_model, states, fields)
-    check_rows(rich_model, states, fields, together, range(AXIS_N), "fast")
-    for name, a in together.arrays().items():
-        np.testing.assert_array_equal(getattr(alone, name), a, err_msg=name)
+    out = fast_rows_paired_and_alone(rich_model, states, fields)
+    check_rows(rich_model, states, fields, out, range(PAIRED_N), "fast")
 
 
 def test_non_unit_template_body_quat_keeps_mj_forwards_axes(rich_model):
@@ -480,8 +476,6 @@ def test_non_unit_template_body_quat_keeps_mj_forwards_axes(rich_model):
     model = copy.deepcopy(rich_model)
     for name in ("arm1", "arm2"):
         model.body(name).quat[:] *= SCALE
-    states = random_states(model, AXIS_N, seed=33)
-    together, alone = refresh_all_and_one_by_one(model, states, {})
-    check_rows(model, states, {}, together, range(AXIS_N), "fast")
-    for name, a in together.arrays().items():
-        np.testing.assert_array_equal(getattr(alone, name), a, err_msg=name)
+    states = random_states(model, PAIRED_N, seed=33)
+    out = fast_rows_paired_and_alone(model, states, {})
+    check_rows(model, states, {}, out, range(PAIRED_N), "fast")

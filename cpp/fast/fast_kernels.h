@@ -237,6 +237,15 @@ inline void rot_vec_quat(T r[3], const U v[3], const T q[4]) {
   r[2] = v[2] + 2 * (q[1] * t1 - q[2] * t0);
 }
 
+// Column c of a row-major 3x3 matrix: the world direction of a frame's
+// c-th axis (free, ball and hinge axes of a body's final rotation).
+template <class T>
+inline void mat_column(T r[3], const T m[9], int c) {
+  r[0] = m[c];
+  r[1] = m[c + 3];
+  r[2] = m[c + 6];
+}
+
 // mju_quat2Mat (row-major).
 template <class T>
 inline void quat_mat(T r[9], const T q[4]) {

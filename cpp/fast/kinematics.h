@@ -135,7 +135,8 @@ template <class T, class R>
   copy3(x.w, p.w);
   if (b.hinge_axis >= 0) {  // the hinge case below, for the common link
     const int c = b.hinge_axis, j = b.jnt_begin;
-    T axis[3] = {x.mat[c], x.mat[c + 3], x.mat[c + 6]};
+    T axis[3];
+    mat_column(axis, x.mat, c);
     if (check_lanes) {
       const auto ok = mat_axis_lanes(j, half, T{} == T{});  // hinge_axis: the template's quat
       if (!all_lanes(ok)) keep_lanes(axis, anchors + 6 * j + 3, ok);
@@ -147,7 +148,8 @@ template <class T, class R>
     const T lin[3] = {qvel[b.dadr], qvel[b.dadr + 1], qvel[b.dadr + 2]};
     add_to3(x.v, lin);
     for (int k = 0; k < 3; ++k) {
-      const T axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+      T axis[3];
+      mat_column(axis, x.mat, k);
       add_to_scl3(x.w, axis, qvel[b.dadr + 3 + k]);  // anchor = body origin: no linear term
     }
     return;
@@ -174,7 +176,8 @@ template <class T, class R>
         if (!jt.at_origin) sub3(r, x.pos, xanchor);
         for (int k = 0; k < 3; ++k) {
           const T qd = qvel[jt.dadr + k];
-          const T axis[3] = {x.mat[k], x.mat[k + 3], x.mat[k + 6]};
+          T axis[3];
+          mat_column(axis, x.mat, k);
           add_to_scl3(x.w, axis, qd);
           if (jt.at_origin) continue;
           cross(c, axis, r);
@@ -222,10 +225,7 @@ template <class T, class M, class K>
     T* xaxis = anchors + 6 * j + 3;
     T axis[3];
     if (jt.unit_axis >= 0) {
-      const int c = jt.unit_axis;
-      axis[0] = x.mat[c];
-      axis[1] = x.mat[c + 3];
-      axis[2] = x.mat[c + 6];
+      mat_column(axis, x.mat, jt.unit_axis);
     } else {
       const U jaxis[3] = {kv.jnt_axis(jt, 0), kv.jnt_axis(jt, 1), kv.jnt_axis(jt, 2)};
       mat_vec(axis, x.mat, jaxis);

@@ -404,22 +404,19 @@ void FastEngine::add_joints(const mjModel* m, Body& body, int jntadr, int jntnum
   const double* bquat = m->body_quat + 4 * body.id;
   const double bsq =
       bquat[0] * bquat[0] + bquat[1] * bquat[1] + bquat[2] * bquat[2] + bquat[3] * bquat[3];
-  bool rotates_after = false;
-  for (int j = body.jnt_end - 1; j >= body.jnt_begin; --j) {
-    Joint& jt = joints_[j];
-    jt.axis_from_mat = jt.type == mjJNT_HINGE && !rotates_after &&
-                       (declared_[kBodyQuat] || std::fabs(bsq - 1) < kUnitQuatTol);
-    rotates_after = rotates_after || jt.type != mjJNT_SLIDE;
-    body.rotates = body.rotates || jt.type != mjJNT_SLIDE;
-  }
+  // A per-row body_quat is checked per row (mat_axis_lanes), the template's here.
+  const bool unit_norm = declared_[kBodyQuat] || std::fabs(bsq - 1) < kUnitQuatTol;
   // A centered rotation leaves the origin where it is, so its anchor is the
   // final origin unless a later joint of the body moves the origin.
-  bool moves = false;
+  bool rotates_after = false, moves = false;
   for (int j = body.jnt_end - 1; j >= body.jnt_begin; --j) {
     Joint& jt = joints_[j];
+    jt.axis_from_mat = jt.type == mjJNT_HINGE && !rotates_after && unit_norm;
     jt.at_origin = jt.type != mjJNT_SLIDE && jt.centered && !moves;
+    rotates_after = rotates_after || jt.type != mjJNT_SLIDE;
     moves = moves || jt.type == mjJNT_SLIDE || !jt.centered;
   }
+  body.rotates = rotates_after;  // any rotational joint
   // The common robot link: one centered hinge about a coordinate axis, the
   // model's own body_quat (Body::hinge_axis).
   if (body.jnt_end - body.jnt_begin == 1) {
