@@ -13,6 +13,7 @@
 #include "core/selection.h"
 #include "core/worker_pool.h"
 #include "fast/fast_engine.h"
+#include "fast/kernel_isa.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -81,6 +82,9 @@ void register_contract(nb::module_& m) {
   m.def(
       "mujoco_runtime_version", [] { return std::string(mj_versionString()); },
       "Version string of the libmujoco actually loaded by this process.");
+  m.def("fast_kernel_isa", &kernel_isa,
+        "Instruction set a fast engine built now runs its pair pass with: 'avx2' or 'sse2' "
+        "(MJREFRESH_FAST_ISA chooses; ValueError for a value it cannot honour).");
   m.def("available_cpus", &available_cpus, "Logical CPUs in this process's affinity set.");
   m.def("cpu_in_affinity", &cpu_in_affinity, "cpu"_a,
         "True if `cpu` is in this process's affinity set (always False off Linux).");

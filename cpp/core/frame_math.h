@@ -18,19 +18,22 @@
 //   engine's V2, two rows per SSE2 register) computing lane by lane exactly
 //   what the double version computes. U (model constants) is double or T.
 // - Output arguments may alias inputs only where stated.
+// - always_inline: the fast engine's AVX2 build of its pair pass
+//   (cpp/fast/kernel_isa.h) must get them compiled for AVX2, not call their
+//   baseline build.
 #pragma once
 
 namespace mjrefresh::math {
 
 template <class T>
-inline void copy3(T r[3], const T a[3]) {
+[[gnu::always_inline]] inline void copy3(T r[3], const T a[3]) {
   r[0] = a[0];
   r[1] = a[1];
   r[2] = a[2];
 }
 
 template <class T>
-inline void copy4(T r[4], const T a[4]) {
+[[gnu::always_inline]] inline void copy4(T r[4], const T a[4]) {
   r[0] = a[0];
   r[1] = a[1];
   r[2] = a[2];
@@ -39,7 +42,7 @@ inline void copy4(T r[4], const T a[4]) {
 
 // mju_sub3.
 template <class T>
-inline void sub3(T r[3], const T a[3], const T b[3]) {
+[[gnu::always_inline]] inline void sub3(T r[3], const T a[3], const T b[3]) {
   r[0] = a[0] - b[0];
   r[1] = a[1] - b[1];
   r[2] = a[2] - b[2];
@@ -47,7 +50,7 @@ inline void sub3(T r[3], const T a[3], const T b[3]) {
 
 // mju_addTo3.
 template <class T>
-inline void add_to3(T r[3], const T a[3]) {
+[[gnu::always_inline]] inline void add_to3(T r[3], const T a[3]) {
   r[0] += a[0];
   r[1] += a[1];
   r[2] += a[2];
@@ -55,7 +58,7 @@ inline void add_to3(T r[3], const T a[3]) {
 
 // mju_addToScl3.
 template <class T>
-inline void add_to_scl3(T r[3], const T a[3], T s) {
+[[gnu::always_inline]] inline void add_to_scl3(T r[3], const T a[3], T s) {
   r[0] += a[0] * s;
   r[1] += a[1] * s;
   r[2] += a[2] * s;
@@ -63,7 +66,7 @@ inline void add_to_scl3(T r[3], const T a[3], T s) {
 
 // mju_cross; r must not alias a or b.
 template <class T>
-inline void cross(T r[3], const T a[3], const T b[3]) {
+[[gnu::always_inline]] inline void cross(T r[3], const T a[3], const T b[3]) {
   r[0] = a[1] * b[2] - a[2] * b[1];
   r[1] = a[2] * b[0] - a[0] * b[2];
   r[2] = a[0] * b[1] - a[1] * b[0];
@@ -72,7 +75,7 @@ inline void cross(T r[3], const T a[3], const T b[3]) {
 // mju_mulMatVec3 / mju_rotVecMat: r = M v (row-major 3x3); r must not alias v.
 // v may be a model constant (U = double) or row data (U = T).
 template <class T, class U>
-inline void mat_vec(T r[3], const T m[9], const U v[3]) {
+[[gnu::always_inline]] inline void mat_vec(T r[3], const T m[9], const U v[3]) {
   r[0] = m[0] * v[0] + m[1] * v[1] + m[2] * v[2];
   r[1] = m[3] * v[0] + m[4] * v[1] + m[5] * v[2];
   r[2] = m[6] * v[0] + m[7] * v[1] + m[8] * v[2];
@@ -80,7 +83,7 @@ inline void mat_vec(T r[3], const T m[9], const U v[3]) {
 
 // mju_mulMatTVec3 / mju_rotVecMatT: r = M^T v; r must not alias v.
 template <class T>
-inline void mat_t_vec(T r[3], const T m[9], const T v[3]) {
+[[gnu::always_inline]] inline void mat_t_vec(T r[3], const T m[9], const T v[3]) {
   r[0] = m[0] * v[0] + m[3] * v[1] + m[6] * v[2];
   r[1] = m[1] * v[0] + m[4] * v[1] + m[7] * v[2];
   r[2] = m[2] * v[0] + m[5] * v[1] + m[8] * v[2];
@@ -88,7 +91,7 @@ inline void mat_t_vec(T r[3], const T m[9], const T v[3]) {
 
 // mju_mulQuat; r may alias a or b.
 template <class T, class U>
-inline void mul_quat(T r[4], const T a[4], const U b[4]) {
+[[gnu::always_inline]] inline void mul_quat(T r[4], const T a[4], const U b[4]) {
   const T t0 = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
   const T t1 = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
   const T t2 = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
@@ -101,7 +104,7 @@ inline void mul_quat(T r[4], const T a[4], const U b[4]) {
 
 // mju_negQuat; r may alias q.
 template <class T>
-inline void neg_quat(T r[4], const T q[4]) {
+[[gnu::always_inline]] inline void neg_quat(T r[4], const T q[4]) {
   r[0] = q[0];
   r[1] = -q[1];
   r[2] = -q[2];
@@ -111,19 +114,19 @@ inline void neg_quat(T r[4], const T q[4]) {
 // The kernels above as a kernel set for the compositions below.
 struct Inline {
   template <class T>
-  static void sub3(T r[3], const T a[3], const T b[3]) {
+  [[gnu::always_inline]] static void sub3(T r[3], const T a[3], const T b[3]) {
     math::sub3(r, a, b);
   }
   template <class T>
-  static void mat_t_vec(T r[3], const T m[9], const T v[3]) {
+  [[gnu::always_inline]] static void mat_t_vec(T r[3], const T m[9], const T v[3]) {
     math::mat_t_vec(r, m, v);
   }
   template <class T>
-  static void neg_quat(T r[4], const T q[4]) {
+  [[gnu::always_inline]] static void neg_quat(T r[4], const T q[4]) {
     math::neg_quat(r, q);
   }
   template <class T>
-  static void mul_quat(T r[4], const T a[4], const T b[4]) {
+  [[gnu::always_inline]] static void mul_quat(T r[4], const T a[4], const T b[4]) {
     math::mul_quat(r, a, b);
   }
 };
@@ -131,7 +134,8 @@ struct Inline {
 // Position of world point `pos` in the frame (ref_pos, ref_mat): framepos
 // with a reference frame in mj_sensorPos (mju_sub3, then mju_mulMatTVec3).
 template <class K = Inline, class T>
-inline void pos_in_frame(T r[3], const T pos[3], const T ref_pos[3], const T ref_mat[9]) {
+[[gnu::always_inline]] inline void pos_in_frame(T r[3], const T pos[3], const T ref_pos[3],
+                                                const T ref_mat[9]) {
   T d[3];
   K::sub3(d, pos, ref_pos);
   K::mat_t_vec(r, ref_mat, d);
@@ -140,7 +144,7 @@ inline void pos_in_frame(T r[3], const T pos[3], const T ref_pos[3], const T ref
 // Orientation `quat` relative to `ref_quat`: framequat with a reference
 // frame in mj_sensorPos (mju_negQuat, then mju_mulQuat). r may alias quat.
 template <class K = Inline, class T>
-inline void quat_in_frame(T r[4], const T quat[4], const T ref_quat[4]) {
+[[gnu::always_inline]] inline void quat_in_frame(T r[4], const T quat[4], const T ref_quat[4]) {
   T rq[4];
   K::neg_quat(rq, ref_quat);
   K::mul_quat(r, rq, quat);
@@ -151,7 +155,8 @@ inline void quat_in_frame(T r[4], const T quat[4], const T ref_quat[4]) {
 // r = v + w x (point - origin), the shift of mju_transformSpatial / the
 // cdof chain of mj_comVel. r must not alias w, point or origin.
 template <class T>
-inline void velocity_at(T r[3], const T v[3], const T w[3], const T point[3], const T origin[3]) {
+[[gnu::always_inline]] inline void velocity_at(T r[3], const T v[3], const T w[3], const T point[3],
+                                               const T origin[3]) {
   T d[3], c[3];
   sub3(d, point, origin);
   cross(c, w, d);

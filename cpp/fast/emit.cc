@@ -20,21 +20,6 @@ double cut(double x, double cutoff, int datatype) {
   return x;
 }
 
-// oa[0..1] = lane 0 of (x, y), ob[0..1] = lane 1: one transposing shuffle
-// and a 16-byte store per row for float64 outputs.
-inline void put_lanes2(double* oa, double* ob, V2 x, V2 y) {
-  const V2 lo = __builtin_shufflevector(x, y, 0, 2);
-  const V2 hi = __builtin_shufflevector(x, y, 1, 3);
-  std::memcpy(oa, &lo, sizeof(V2));
-  std::memcpy(ob, &hi, sizeof(V2));
-}
-inline void put_lanes2(float* oa, float* ob, V2 x, V2 y) {
-  oa[0] = static_cast<float>(x[0]);
-  oa[1] = static_cast<float>(y[0]);
-  ob[0] = static_cast<float>(x[1]);
-  ob[1] = static_cast<float>(y[1]);
-}
-
 // 3 or 4 values of one row (T: the output dtype).
 template <class T>
 inline void put3(T* o, const double v[3]) {
@@ -46,19 +31,6 @@ template <class T>
 inline void put4(T* o, const double v[4]) {
   put3(o, v);
   o[3] = static_cast<T>(v[3]);
-}
-
-// 3 or 4 two-lane values: lane 0 to oa, lane 1 to ob.
-template <class T>
-inline void put_lanes3(T* oa, T* ob, const V2 v[3]) {
-  put_lanes2(oa, ob, v[0], v[1]);
-  oa[2] = static_cast<T>(v[2][0]);
-  ob[2] = static_cast<T>(v[2][1]);
-}
-template <class T>
-inline void put_lanes4(T* oa, T* ob, const V2 v[4]) {
-  put_lanes2(oa, ob, v[0], v[1]);
-  put_lanes2(oa + 2, ob + 2, v[2], v[3]);
 }
 
 }  // namespace
@@ -115,50 +87,6 @@ void FastEngine::write_joint_copies(const Inputs& in, int64_t row, T* dst) const
 
 template void FastEngine::write_joint_copies(const Inputs&, int64_t, double*) const;
 template void FastEngine::write_joint_copies(const Inputs&, int64_t, float*) const;
-
-// The same for a pair of rows, straight from the two-lane states (no split):
-// lane 0 goes to row a, lane 1 to row b.
-template <class T>
-void FastEngine::write_fixed_pair(Scratch& sc, T* a, T* b) const {
-  const StateT<V2>* st = sc.states2.data();
-  V2* sums = sc.sums2.data();
-  const V2* sd = reinterpret_cast<const V2*>(st);  // States as V2, same offsets
-  for (const Copy& c : gather3_) put_lanes3(a + c.col, b + c.col, sd + c.src);
-  for (const Copy& c : gather4_) put_lanes4(a + c.col, b + c.col, sd + c.src);
-  for (const Rel& r : pos_rel_) {
-    V2 v[3];
-    pos_in_frame(v, st[r.obj].pos, st[r.ref].pos, st[r.ref].mat);
-    put_lanes3(a + r.col, b + r.col, v);
-  }
-  for (const Rel& r : quat_rel_) {
-    V2 q[4];
-    quat_in_frame(q, st[r.obj].quat, st[r.ref].quat);
-    put_lanes4(a + r.col, b + r.col, q);
-  }
-  for (const SubtreeFixed& s : subtree_fixed_) {
-    V2 v[3];
-    subtree_fixed(st, s, sums, v);
-    put_lanes3(a + s.col, b + s.col, v);
-  }
-  if (!group_.empty()) {
-    subtree_group(st, sc.group2.data());
-    for (const SubtreeFixed& s : angmom_fixed_) {
-      put_lanes3(a + s.col, b + s.col, sc.group2[subtrees_[s.subtree].root].ang);
-    }
-  }
-  for (const SiteFixed& s : site_fixed_) {
-    V2 v[4];
-    site_fixed(st, s, v);
-    if (s.dim == 4) {
-      put_lanes4(a + s.col, b + s.col, v);
-    } else {
-      put_lanes3(a + s.col, b + s.col, v);
-    }
-  }
-}
-
-template void FastEngine::write_fixed_pair(Scratch&, double*, double*) const;
-template void FastEngine::write_fixed_pair(Scratch&, float*, float*) const;
 
 template <class T>
 void FastEngine::write_sensors(Scratch& sc, const State* st, const Inputs& in, int64_t row,

@@ -1,9 +1,13 @@
 #include "fast/fast_engine.h"
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
+#include "fast/emit_pair.h"
 #include "fast/fast_kernels.h"
+#include "fast/kernel_isa.h"
 #include "fast/kinematics.h"
 
 namespace mjrefresh {
@@ -51,8 +55,28 @@ bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs
   return true;
 }
 
-void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
-                              const Outputs& out) {
+std::string kernel_isa() {
+#ifdef MJREFRESH_FAST_AVX2
+  const bool cpu = __builtin_cpu_supports("avx2");
+#else
+  const bool cpu = false;
+#endif
+  const char* env = std::getenv("MJREFRESH_FAST_ISA");
+  const std::string asked = env ? env : "";
+  if (asked.empty()) return cpu ? "avx2" : "sse2";
+  if (asked == "sse2") return asked;
+  if (asked == "avx2" && cpu) return asked;
+  if (asked == "avx2") {
+    throw std::invalid_argument(
+        "MJREFRESH_FAST_ISA: 'avx2' asked for, but this core or CPU has no AVX2 variant of the "
+        "fast engine; unset it or set it to 'sse2'");
+  }
+  throw std::invalid_argument("MJREFRESH_FAST_ISA: expected 'sse2', 'avx2' or unset, got '" +
+                              asked + "'");
+}
+
+[[gnu::always_inline]] inline void FastEngine::pair_pass(int t, int64_t row_a, int64_t row_b,
+                                                         const Inputs& in, const Outputs& out) {
   Scratch& sc = scratch_[t];
   const bool want_body_vel = out[kOutBodyLinvel].valid() || out[kOutBodyAngvel].valid();
   const bool want_vel = any_vel_sensor_ || want_body_vel;
@@ -125,5 +149,25 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   emit(sc, sc.states.data(), row_a, in, va, out, false);
   emit(sc, sc.states_b.data(), row_b, in, vb, out, false);
 }
+
+// The pair pass, compiled for the baseline and (MJREFRESH_FAST_AVX2) for
+// AVX2: the same source, so the same operations (fast/kernel_isa.h).
+void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
+                              const Outputs& out) {
+#ifdef MJREFRESH_FAST_AVX2
+  if (avx2_) {
+    refresh_pair_avx2(t, row_a, row_b, in, out);
+    return;
+  }
+#endif
+  pair_pass(t, row_a, row_b, in, out);
+}
+
+#ifdef MJREFRESH_FAST_AVX2
+[[gnu::target("avx2")]] void FastEngine::refresh_pair_avx2(int t, int64_t row_a, int64_t row_b,
+                                                           const Inputs& in, const Outputs& out) {
+  pair_pass(t, row_a, row_b, in, out);
+}
+#endif
 
 }  // namespace mjrefresh

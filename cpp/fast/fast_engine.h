@@ -25,7 +25,9 @@
 //   (subtree CoM, velocity and momentum: every body of the subtree is
 //   visited, with velocities for the momenta), joint_space.cc (tendon and
 //   actuator sensors: qpos/qvel only, no body visited), emit.cc (output
-//   writing), coverage.cc (what the engine computes).
+//   writing; emit_pair.h: a pair's fixed writes, inlined into the pair
+//   pass), coverage.cc (what the engine computes), kernel_isa.h (the pair
+//   pass's baseline and AVX2 builds: the same bits).
 // - Values: what mj_forward would put in the same fields, to rounding:
 //   poses use MuJoCo's own expressions in MuJoCo's order (see
 //   fast_kernels.h), except that sin/cos of hinge angles come from an
@@ -432,6 +434,11 @@ class FastEngine final : public RowEngine {
     std::vector<GroupNode<fast::V2>> group2;  // the same for a pair
   };
   std::vector<Scratch> scratch_;
+  // refresh_pair's body and its AVX2 build (fast/kernel_isa.h); avx2_ is
+  // kernel_isa() == "avx2" when the engine was built.
+  void pair_pass(int t, int64_t row_a, int64_t row_b, const Inputs& in, const Outputs& out);
+  void refresh_pair_avx2(int t, int64_t row_a, int64_t row_b, const Inputs& in, const Outputs& out);
+  bool avx2_ = false;
 };
 
 }  // namespace mjrefresh

@@ -7,6 +7,7 @@
 #include "core/trapped_alloc.h"
 #include "fast/fast_engine.h"
 #include "fast/fast_kernels.h"
+#include "fast/kernel_isa.h"
 
 namespace mjrefresh {
 namespace {
@@ -59,6 +60,7 @@ FastEngine::FastEngine(const mjModel* model, Selection selection, int num_scratc
   const mjModel* m = model;
   const std::string why = fast_uncovered(m, sel_.sensors);
   if (!why.empty()) throw std::invalid_argument("engine 'fast': " + why);
+  avx2_ = kernel_isa() == "avx2";  // throws for a MJREFRESH_FAST_ISA it cannot honour
   // Declared per-row fields: the shortcuts that test their template values
   // are off (see the contract in fast_engine.h).
   for (int f : sel_.model_fields) declared_[f] = true;

@@ -76,6 +76,15 @@ def _build_text() -> str:
     return f"{b['compiler']}, " + ", ".join(flags)
 
 
+def _kernel_isa_text() -> str:
+    """The instruction set of the fast engine's pair pass, or why none can be used."""
+    try:
+        isa = _core.fast_kernel_isa()
+    except ValueError as e:
+        return str(e)
+    return f"{isa} (MJREFRESH_FAST_ISA=sse2 or avx2 chooses; the same values either way)"
+
+
 def info_lines() -> list[str]:
     """The report of ``mjrefresh info``, one line per fact."""
     from . import __version__
@@ -90,6 +99,7 @@ def info_lines() -> list[str]:
         ("MuJoCo the core was built for", _core.MUJOCO_BUILD_VERSION + _cores_note()),
         ("Python", f"{platform.python_version()} ({sys.executable})"),
         ("native core", _build_text()),
+        ("fast engine kernels", _kernel_isa_text()),
         ("platform", f"{platform.system()} {platform.machine()}"),
         (
             "CPUs",

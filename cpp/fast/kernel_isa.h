@@ -1,0 +1,36 @@
+// Which instruction set the fast engine's pair kernels run with.
+//
+// Contract
+// - The pair pass (FastEngine::refresh_pair: the pose/velocity pass of two
+//   rows in SSE2 lanes and their fixed writes) is compiled twice in
+//   fast_engine.cc where MJREFRESH_FAST_AVX2 is defined (GCC or clang on
+//   x86-64): for the baseline x86-64 and for AVX2. kernel_isa() says which
+//   one a FastEngine built now uses: "avx2" when the build has it and the
+//   CPU runs it, "sse2" otherwise, or what the MJREFRESH_FAST_ISA
+//   environment variable asks for ("sse2" or "avx2"; read when an engine
+//   is built). Any other value of it throws std::invalid_argument naming
+//   the variable, as does "avx2" where the build or the CPU has no AVX2.
+// - Both variants give the same bits: the fast sources are compiled with
+//   -ffp-contract=off (no fused multiply-adds, which round differently), so
+//   the AVX2 variant changes only the instructions' encoding (three-operand
+//   VEX forms, fewer register copies), not the arithmetic. A test compares
+//   the two on every embedded model (tests/test_fast_isa.py).
+// - Why: measured on the quadruped tracking refresh (N=1024, 1 thread,
+//   callgrind inside Refresher::run, 2-vCPU AMD EPYC VM), the AVX2 variant
+//   runs ~12% fewer instructions per row (python -m
+//   bench.research.instructions, once with MJREFRESH_FAST_ISA=sse2).
+#pragma once
+
+#include <string>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MJREFRESH_FAST_AVX2 1
+#endif
+
+namespace mjrefresh {
+
+// "avx2" or "sse2" (see the contract above); throws std::invalid_argument
+// for a value of MJREFRESH_FAST_ISA it cannot honour.
+std::string kernel_isa();
+
+}  // namespace mjrefresh
