@@ -15,7 +15,9 @@ from support.states import random_states_unnormalised as random_states
 import mjrefresh
 from mjrefresh import _core, models
 
-pytestmark = pytest.mark.parity  # CI runs it on every release and interpreter (each wheel's compiler)
+pytestmark = (
+    pytest.mark.parity
+)  # CI runs it on every release and interpreter (each wheel's compiler)
 
 N = 64  # rows in pairs (the pair pass), plus an odd one alone
 FIELDS = ("body_pos", "body_quat", "jnt_axis")
@@ -61,6 +63,8 @@ def test_avx2_and_sse2_pair_passes_give_the_same_bits(avx2, monkeypatch, name, d
     m = MODELS[name]()
     state = random_states(m, N + 1, seed=3)
     state["qpos"][5, -1] = np.nan  # a non-finite hinge angle (or coordinate) in a pair
+    state["qpos"][7, -2] = 3e5  # beyond the sin_cos kernel's range: libm in that lane
+    state["qpos"][11, -3] = -np.inf
     state["qvel"][9, 0] = np.inf
     fields = random_fields(m, FIELDS, N + 1, seed=4) if with_fields else None
     a = _outputs(monkeypatch, "sse2", m, state, dtype, fields)
@@ -74,7 +78,9 @@ def test_the_isa_variable_chooses_and_bad_values_are_refused(monkeypatch):
     monkeypatch.setenv("MJREFRESH_FAST_ISA", "sse2")
     assert _core.fast_kernel_isa() == "sse2"
     monkeypatch.setenv("MJREFRESH_FAST_ISA", "avx512")
-    with pytest.raises(ValueError, match=r"MJREFRESH_FAST_ISA: expected 'sse2', 'avx2' or unset, got 'avx512'"):
+    with pytest.raises(
+        ValueError, match=r"MJREFRESH_FAST_ISA: expected 'sse2', 'avx2' or unset, got 'avx512'"
+    ):
         _core.fast_kernel_isa()
     m = models.quadruped()
     with pytest.raises(ValueError, match=r"MJREFRESH_FAST_ISA: expected"):

@@ -27,7 +27,8 @@
 //   actuator sensors: qpos/qvel only, no body visited), emit.cc (output
 //   writing; emit_pair.h: a pair's fixed writes, inlined into the pair
 //   pass), coverage.cc (what the engine computes), kernel_isa.h (the pair
-//   pass's baseline and AVX2 builds: the same bits).
+//   pass's baseline and AVX2 builds: the same bits; kernels_avx2.h, its
+//   four-lane sin_cos).
 // - Values: what mj_forward would put in the same fields, to rounding:
 //   poses use MuJoCo's own expressions in MuJoCo's order (see
 //   fast_kernels.h), except that sin/cos of hinge angles come from an
@@ -311,9 +312,12 @@ class FastEngine final : public RowEngine {
   struct FieldKin;
   // Pose/velocity pass (kinematics.h) and the row entry points.
   Vals row_vals(const Inputs& in, int64_t row) const;
+  template <class T, class R>
+  bool half_angles(R qpos, T* half) const;
+  bool half_angles_avx2(const double* qpos_a, const double* qpos_b, fast::V2* half) const;
   template <class T, class R, class K>
-  void kinematics(StateT<T>* st, T* anchors, T* half, R qpos, R qvel, R mocap_pos, R mocap_quat,
-                  const K& kv, bool want_vel, bool want_body_vel) const;
+  void kinematics(StateT<T>* st, T* anchors, const T* half, bool finite, R qpos, R qvel,
+                  R mocap_pos, R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
   template <class T, class K>
   auto unit_quat_lanes(const Body& b, const K& kv) const;
   template <class T, class M, class K>
@@ -436,6 +440,7 @@ class FastEngine final : public RowEngine {
   std::vector<Scratch> scratch_;
   // refresh_pair's body and its AVX2 build (fast/kernel_isa.h); avx2_ is
   // kernel_isa() == "avx2" when the engine was built.
+  template <bool Avx2>
   void pair_pass(int t, int64_t row_a, int64_t row_b, const Inputs& in, const Outputs& out);
   void refresh_pair_avx2(int t, int64_t row_a, int64_t row_b, const Inputs& in, const Outputs& out);
   bool avx2_ = false;

@@ -131,6 +131,11 @@ typedef int64_t V2i __attribute__((vector_size(16)));
 [[gnu::always_inline]] inline V2i bits_of(V2 x) { return std::bit_cast<V2i>(x); }
 [[gnu::always_inline]] inline double from_bits(int64_t b) { return std::bit_cast<double>(b); }
 [[gnu::always_inline]] inline V2 from_bits(V2i b) { return std::bit_cast<V2>(b); }
+// Four lanes (V4): defined in kernels_avx2.h, for AVX2 code only.
+typedef double V4 __attribute__((vector_size(32)));
+typedef int64_t V4i __attribute__((vector_size(32)));
+inline V4i bits_of(V4 x);
+inline V4 from_bits(V4i b);
 
 template <class T>
 [[gnu::always_inline]] inline void sin_cos_kernel(T x, T* sn, T* cs) {

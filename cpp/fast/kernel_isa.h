@@ -12,12 +12,14 @@
 //   the variable, as does "avx2" where the build or the CPU has no AVX2.
 // - Both variants give the same bits: the fast sources are compiled with
 //   -ffp-contract=off (no fused multiply-adds, which round differently), so
-//   the AVX2 variant changes only the instructions' encoding (three-operand
-//   VEX forms, fewer register copies), not the arithmetic. A test compares
-//   the two on every embedded model (tests/test_fast_isa.py).
+//   the AVX2 variant changes the instructions (three-operand VEX forms,
+//   fewer register copies; the hinges' half-angle sin_cos four lanes at a
+//   time, kernels_avx2.h), not the operations each lane does. A test
+//   compares the two on every embedded model and the sensor-zoo models
+//   (tests/test_fast_isa.py).
 // - Why: measured on the quadruped tracking refresh (N=1024, 1 thread,
 //   callgrind inside Refresher::run, 2-vCPU AMD EPYC VM), the AVX2 variant
-//   runs ~12% fewer instructions per row (python -m
+//   runs ~18% fewer instructions per row than the baseline one (python -m
 //   bench.research.instructions, once with MJREFRESH_FAST_ISA=sse2).
 #pragma once
 

@@ -238,21 +238,15 @@ template <class T, class M, class K>
   }
 }
 
-// Poses (mj_kinematics restricted to the visited bodies) and, where needed,
-// velocities, in one pass from parents to children. R reads row data: one
-// row (T = double) or two rows into the two lanes (T = V2).
-// kv reads the model values: TemplateKin, or FieldKin over one row's field
-// blocks (double) or a pair's, lane by lane (V2).
-template <class T, class R, class K>
-[[gnu::always_inline]] inline void FastEngine::kinematics(StateT<T>* st, T* anchors, T* half,
-                                                          R qpos, R qvel, R mocap_pos, R mocap_quat,
-                                                          const K& kv, bool want_vel,
-                                                          bool want_body_vel) const {
+// Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms)
+// into half (cos at 2j, sin at 2j+1 for joint j), before the pose pass:
+// they depend on qpos only, so the CPU overlaps them instead of waiting for
+// each on a body's dependency chain. Returns whether every angle is finite
+// in every lane. The AVX2 pair pass computes the same values four at a
+// time instead (half_angles_avx2, fast_engine.cc).
+template <class T, class R>
+[[gnu::always_inline]] inline bool FastEngine::half_angles(R qpos, T* half) const {
   using namespace fast;
-  using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
-  // Half-angle cos/sin of every visited hinge (mju_axisAngle2Quat's terms),
-  // up front: they depend on qpos only, so the CPU overlaps them instead of
-  // waiting for each on a body's dependency chain.
   auto finite = T{} == T{};  // per lane: every hinge angle so far finite
   for (int j : hinges_) {
     const Joint& jt = joints_[j];
@@ -268,10 +262,26 @@ template <class T, class R, class K>
     half[2 * j + 1] = sn;
     finite = finite & (cs == cs);
   }
+  return all_lanes(finite);
+}
+
+// Poses (mj_kinematics restricted to the visited bodies) and, where needed,
+// velocities, in one pass from parents to children. R reads row data: one
+// row (T = double) or two rows into the two lanes (T = V2).
+// kv reads the model values: TemplateKin, or FieldKin over one row's field
+// blocks (double) or a pair's, lane by lane (V2). half holds the hinges'
+// half-angle terms (half_angles), finite what half_angles returned.
+template <class T, class R, class K>
+[[gnu::always_inline]] inline void FastEngine::kinematics(StateT<T>* st, T* anchors, const T* half,
+                                                          bool finite, R qpos, R qvel, R mocap_pos,
+                                                          R mocap_quat, const K& kv, bool want_vel,
+                                                          bool want_body_vel) const {
+  using namespace fast;
+  using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
   // Whether a lane may not take a hinge's axis from xmat (mat_axis_lanes):
   // asked per hinge only then (rare: a non-finite angle, or per-row
   // body_quat).
-  const bool check_lanes = !all_lanes(finite) || declared_[kBodyQuat];
+  const bool check_lanes = !finite || declared_[kBodyQuat];
 
   const int nslot = static_cast<int>(bodies_.size());
   for (int s = 1; s < nslot; ++s) {
