@@ -177,9 +177,16 @@ template <class T>
   sin_cos_kernel(x, sn, cs);
 }
 
-[[gnu::always_inline]] inline void sin_cos(V2 x, V2* sn, V2* cs) {
-  if (!(std::fabs(x[0]) <= 1e5 && std::fabs(x[1]) <= 1e5)) {
-    for (int l = 0; l < 2; ++l) {
+// sin_cos of the L lanes of x: the kernel where every lane is in its range,
+// the one-lane version (libm out of range) lane by lane otherwise: the same
+// values per lane either way.
+template <int L, class T>
+[[gnu::always_inline]] inline void sin_cos_lanes(T x, T* sn, T* cs) {
+  const auto in_range = (x <= 1e5) & (x >= -1e5);  // false for NaN, as sin_cos(double)
+  auto all = in_range[0];
+  for (int l = 1; l < L; ++l) all &= in_range[l];
+  if (!all) {
+    for (int l = 0; l < L; ++l) {
       double s, c;
       sin_cos(x[l], &s, &c);
       (*sn)[l] = s;
@@ -189,6 +196,7 @@ template <class T>
   }
   sin_cos_kernel(x, sn, cs);
 }
+[[gnu::always_inline]] inline void sin_cos(V2 x, V2* sn, V2* cs) { sin_cos_lanes<2>(x, sn, cs); }
 
 // q = q * (c, s e_k): mul_quat by the rotation about coordinate axis k with
 // the terms that are products with an exact zero dropped. For finite input

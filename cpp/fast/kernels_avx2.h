@@ -20,20 +20,7 @@ namespace mjrefresh::fast {
 [[gnu::always_inline]] inline V4i bits_of(V4 x) { return __builtin_bit_cast(V4i, x); }
 [[gnu::always_inline]] inline V4 from_bits(V4i b) { return __builtin_bit_cast(V4, b); }
 
-// sin_cos for four lanes: the kernel where every lane is in its range,
-// libm per lane otherwise (as the one- and two-lane versions).
-[[gnu::always_inline]] inline void sin_cos(V4 x, V4* sn, V4* cs) {
-  const V4i in_range = (x <= 1e5) & (x >= -1e5);  // false for NaN, as sin_cos(double)
-  if (!(in_range[0] & in_range[1] & in_range[2] & in_range[3])) {
-    for (int l = 0; l < 4; ++l) {
-      double s, c;
-      sin_cos(x[l], &s, &c);
-      (*sn)[l] = s;
-      (*cs)[l] = c;
-    }
-    return;
-  }
-  sin_cos_kernel(x, sn, cs);
-}
+// sin_cos for four lanes (sin_cos_lanes, as the two-lane version).
+[[gnu::always_inline]] inline void sin_cos(V4 x, V4* sn, V4* cs) { sin_cos_lanes<4>(x, sn, cs); }
 
 }  // namespace mjrefresh::fast
