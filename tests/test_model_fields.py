@@ -425,13 +425,15 @@ def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
         np.testing.assert_array_equal(getattr(out32, name), a.astype(np.float32))
 
 
-# 16 or more rows on one thread: refresher.cc pairs rows (chunks of n / 8).
-PAIRED_N = 32
+# 16 or more rows on one thread: refresher.cc takes chunks of n // 8 rows
+# and refreshes them in quads (the fast engine's AVX2 build), then pairs,
+# then alone: 35 rows are 8 quads (or 16 pairs), a pair and a single row.
+PAIRED_N = 35
 
 
 def fast_rows_paired_and_alone(model, states, fields):
     """The fast engine's outputs of PAIRED_N rows refreshed in one call (rows
-    in pairs), after checking that each row refreshed alone (refresh_row)
+    in quads and pairs), after checking that each row refreshed alone (refresh_row)
     gets the same bits."""
     r = make(model, fields, num_threads=1, engine="fast")
     kw = dict(state_inputs(states), **({"model_fields": fields} if fields else {}))
@@ -465,8 +467,8 @@ SCALE = 1.05
 def test_non_unit_per_row_body_quat_keeps_mj_forwards_axes(rich_model):
     states = random_states(rich_model, PAIRED_N, seed=31)
     fields = random_fields(rich_model, ["body_quat"], PAIRED_N, seed=32)
-    fields["body_quat"][1::2] *= SCALE  # each pair: lane 0 unit, lane 1 not
-    fields["body_quat"][4:6] *= SCALE  # and one pair of two non-unit rows
+    fields["body_quat"][1::2] *= SCALE  # each pair or quad: even lanes unit, odd lanes not
+    fields["body_quat"][4:6] *= SCALE  # and two non-unit rows side by side
     out = fast_rows_paired_and_alone(rich_model, states, fields)
     check_rows(rich_model, states, fields, out, range(PAIRED_N), "fast")
 

@@ -11,6 +11,10 @@ at every thread count, in two ways:
   have parked and each call pays their wake-up, as a refresh right after a
   physics step whose pool is another one does.
 
+Where the fast engine runs its AVX2 build, ``fast-sse2`` is the same engine
+built with ``MJREFRESH_FAST_ISA=sse2`` (baseline kernels, rows in pairs), and
+a last line gives the per-repeat ratio of the two.
+
 Prints microseconds per row, median (min-max) over the repeats, the ratio to
 mjbatch-uni's call of the same thread count and kind (median and min-max of
 the per-repeat ratios), and each contender's speed-up from one thread to the
@@ -25,6 +29,7 @@ and its tracking columns read and written once in place
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -37,15 +42,37 @@ import numpy as np
 from bench.common.cli import new_parser
 from bench.common.output import median_range, print_table
 from bench.common.traffic import refresh_traffic
+from mjrefresh import _core
 from mjrefresh.bench import contenders, envinfo
 from mjrefresh.bench.workloads import Problem, make_problem
 
 PAUSE_S = 0.003  # > the pool's spin before parking (~120 us here, cpp/core/worker_pool.h)
-CONTENDERS = {
+
+
+class FastBaseline(contenders.MjrefreshFast):
+    """The fast engine built with ``MJREFRESH_FAST_ISA=sse2``: its baseline
+    x86-64 kernels (rows in pairs), against which the AVX2 build (rows in
+    quads) is measured in the same run."""
+
+    def __init__(self, problem: Problem, threads: int) -> None:
+        old = os.environ.get("MJREFRESH_FAST_ISA")
+        os.environ["MJREFRESH_FAST_ISA"] = "sse2"  # read when the engine is built
+        try:
+            super().__init__(problem, threads)
+        finally:
+            if old is None:
+                del os.environ["MJREFRESH_FAST_ISA"]
+            else:
+                os.environ["MJREFRESH_FAST_ISA"] = old
+
+
+CONTENDERS: dict[str, type[contenders.Contender]] = {
     "fast": contenders.MjrefreshFast,
     "exact": contenders.MjrefreshExact,
     "mjbatch-uni": contenders.MjbatchUni,
 }
+if _core.fast_kernel_isa() == "avx2":  # the baseline build, for the A/B line
+    CONTENDERS["fast-sse2"] = FastBaseline
 
 
 def traffic_floor(problem: Problem, threads: int) -> Callable[[], None]:
@@ -129,6 +156,13 @@ def main(argv: list[str] | None = None) -> int:
             }
             parts = [f"{name} x{a / b:.2f}" for name, (a, b) in med.items()]
             lines.append(f"speed-up T={lo} -> T={hi}, {kind}: {', '.join(parts)}")
+    if "fast-sse2" in CONTENDERS:
+        parts = []
+        for t in args.threads:
+            for kind in ("hot", "cold"):
+                pairs = zip(samples["fast", t, kind], samples["fast-sse2", t, kind], strict=True)
+                parts.append(f"T={t} {kind} {median_range([a / b for a, b in pairs], 3)}")
+        lines.append(f"fast (AVX2, rows in quads) / fast-sse2 (rows in pairs): {', '.join(parts)}")
     print_table(lines, args.readme, "threads", "python -m bench.research.threads")
     return 0
 

@@ -142,6 +142,7 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   std::vector<Failure> failures(active);
   RowEngine& engine = *engine_;
   const bool pairs = engine.pairs();
+  const bool quads = engine.quads();
   pool_->run(active, [&](int t) {
     const TrapScope trap;  // one handler install per participant, not per row
     Failure& failure = failures[t];
@@ -155,6 +156,15 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       const int64_t end = std::min(begin + chunk, num_rows);
       int64_t i = begin;
       for (int64_t k = begin; k < begin + kPrefetchRows; ++k) prefetch_row(mirror, rows, k, end);
+      if (quads) {
+        for (; i + 3 < end; i += 4) {
+          for (int k = 0; k < 4; ++k) prefetch_row(mirror, rows, i + kPrefetchRows + k, end);
+          engine.refresh_quad(t, rows + i, in, out);
+          if (mirror) {
+            for (int k = 0; k < 4; ++k) mirror->copy(rows[i + k]);
+          }
+        }
+      }
       if (pairs) {
         for (; i + 1 < end; i += 2) {
           prefetch_row(mirror, rows, i + kPrefetchRows, end);

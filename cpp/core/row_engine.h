@@ -12,7 +12,8 @@
 // - The engine owns a private copy of the model (see the implementation).
 // - An engine whose pairs() is true may be handed two rows at once through
 //   refresh_pair(), which must write exactly what two refresh_row() calls
-//   would and cannot fail (the fast engine: both rows in SIMD lanes).
+//   would and cannot fail (the fast engine: both rows in SIMD lanes); one
+//   whose quads() is true, four rows through refresh_quad(), likewise.
 #pragma once
 
 #include <mujoco/mujoco.h>
@@ -37,6 +38,10 @@ class RowEngine {
   virtual int64_t min_rows_per_thread() const = 0;
   virtual bool pairs() const { return false; }
   virtual void refresh_pair(int /*t*/, int64_t /*row_a*/, int64_t /*row_b*/, const Inputs& /*in*/,
+                            const Outputs& /*out*/) {}
+  // The same for four rows (quads() true: the fast engine's AVX2 build).
+  virtual bool quads() const { return false; }
+  virtual void refresh_quad(int /*t*/, const int64_t* /*rows*/, const Inputs& /*in*/,
                             const Outputs& /*out*/) {}
   // The MuJoCo stage functions (Stage bits) a refresh calls: the binding
   // checks, before any row runs, that none of them would reach a global

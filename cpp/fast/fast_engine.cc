@@ -77,60 +77,77 @@ std::string kernel_isa() {
                               asked + "'");
 }
 
-template <bool Avx2>
-[[gnu::always_inline]] inline void FastEngine::pair_pass(int t, int64_t row_a, int64_t row_b,
-                                                         const Inputs& in, const Outputs& out) {
+// The pass of L rows in L lanes: a pair (V2; the baseline and the AVX2
+// build) or a quad (V4; AVX2 only).
+template <int L, bool Avx2>
+[[gnu::always_inline]] inline void FastEngine::lanes_pass(int t, const int64_t* rows,
+                                                          const Inputs& in, const Outputs& out) {
+  using R = RowL<L>;
+  using V = typename R::V;
   Scratch& sc = scratch_[t];
+  StateT<V>* st;
+  V *anchors, *half, *sums;
+  GroupNode<V>* group;
+  if constexpr (L == 2) {
+    st = sc.states2.data(), anchors = sc.anchors2.data(), half = sc.halfangle2.data();
+    sums = sc.sums2.data(), group = sc.group2.data();
+  } else {
+    st = sc.states4.data(), anchors = sc.anchors4.data(), half = sc.halfangle4.data();
+    sums = sc.sums4.data(), group = sc.group4.data();
+  }
   const bool want_body_vel = out[kOutBodyLinvel].valid() || out[kOutBodyAngvel].valid();
   const bool want_vel = any_vel_sensor_ || want_body_vel;
   const bool fields = !sel_.model_fields.empty();
-  const Vals va = fields ? row_vals(in, row_a) : template_vals_;
-  const Vals vb = fields ? row_vals(in, row_b) : template_vals_;
-  const Row2 qpos{in[kInQpos].row(row_a), in[kInQpos].row(row_b)};
-  const Row2 qvel{in[kInQvel].row(row_a), in[kInQvel].row(row_b)};
-  const Row2 mpos{row_or_null(in[kInMocapPos], row_a), row_or_null(in[kInMocapPos], row_b)};
-  const Row2 mquat{row_or_null(in[kInMocapQuat], row_a), row_or_null(in[kInMocapQuat], row_b)};
+  Vals v[L];
+  R qpos, qvel, mpos, mquat;
+  for (int l = 0; l < L; ++l) {
+    v[l] = fields ? row_vals(in, rows[l]) : template_vals_;
+    qpos.p[l] = in[kInQpos].row(rows[l]);
+    qvel.p[l] = in[kInQvel].row(rows[l]);
+    mpos.p[l] = row_or_null(in[kInMocapPos], rows[l]);
+    mquat.p[l] = row_or_null(in[kInMocapQuat], rows[l]);
+  }
   bool finite;
-  if constexpr (Avx2) {
-    finite = half_angles_avx2(qpos.a, qpos.b, sc.halfangle2.data());
+  if constexpr (L == 2 && Avx2) {
+    finite = half_angles_avx2(qpos.p[0], qpos.p[1], half);
   } else {
-    finite = half_angles(qpos, sc.halfangle2.data());
+    finite = half_angles(qpos, half);
   }
   if (kin_fields_) {
     // Each lane reads its own row's values. Measured on the quadruped
     // tracking refresh with body_pos, body_quat, jnt_axis per row: see
     // pairs() in fast_engine.h for why pairs stay on.
-    const FieldKin<Row2> kv{{{va.f[kBodyPos], vb.f[kBodyPos]},
-                             {va.f[kBodyQuat], vb.f[kBodyQuat]},
-                             {va.f[kJntPos], vb.f[kJntPos]},
-                             {va.f[kJntAxis], vb.f[kJntAxis]}}};
-    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), finite, qpos, qvel,
-               mpos, mquat, kv, want_vel, want_body_vel);
+    FieldKin<R> kv;
+    for (int l = 0; l < L; ++l) {
+      kv.v.body_pos.p[l] = v[l].f[kBodyPos];
+      kv.v.body_quat.p[l] = v[l].f[kBodyQuat];
+      kv.v.jnt_pos.p[l] = v[l].f[kJntPos];
+      kv.v.jnt_axis.p[l] = v[l].f[kJntAxis];
+    }
+    kinematics(st, anchors, half, finite, qpos, qvel, mpos, mquat, kv, want_vel, want_body_vel);
   } else {
-    kinematics(sc.states2.data(), sc.anchors2.data(), sc.halfangle2.data(), finite, qpos, qvel,
-               mpos, mquat, TemplateKin{}, want_vel, want_body_vel);
+    kinematics(st, anchors, half, finite, qpos, qvel, mpos, mquat, TemplateKin{}, want_vel,
+               want_body_vel);
   }
-  if (out[kOutSensordata].valid()) {
-    void* a = out[kOutSensordata].row_base(row_a);
-    void* b = out[kOutSensordata].row_base(row_b);
-    if (out[kOutSensordata].type == OutType::kFloat64) {
-      double* da = static_cast<double*>(a);
-      double* db = static_cast<double*>(b);
-      write_fixed_pair(sc, da, db);
-      write_joint_copies(in, row_a, da);
-      write_joint_copies(in, row_b, db);
+  const OutView& sd = out[kOutSensordata];
+  if (sd.valid()) {
+    if (sd.type == OutType::kFloat64) {
+      double* d[L];
+      for (int l = 0; l < L; ++l) d[l] = static_cast<double*>(sd.row_base(rows[l]));
+      write_fixed_lanes(st, sums, group, d);
+      for (int l = 0; l < L; ++l) write_joint_copies(in, rows[l], d[l]);
     } else {
-      float* fa = static_cast<float*>(a);
-      float* fb = static_cast<float*>(b);
-      write_fixed_pair(sc, fa, fb);
-      write_joint_copies(in, row_a, fa);
-      write_joint_copies(in, row_b, fb);
+      float* d[L];
+      for (int l = 0; l < L; ++l) d[l] = static_cast<float*>(sd.row_base(rows[l]));
+      write_fixed_lanes(st, sums, group, d);
+      for (int l = 0; l < L; ++l) write_joint_copies(in, rows[l], d[l]);
     }
   }
   // Everything else reads one row's scalar States: split the lanes, unless
   // nothing else is written (a sensors-only tracking selection).
-  const bool generic =
-      out[kOutSensordata].valid() && (!sensors_.empty() || any_clip(va) || any_clip(vb));
+  bool clip = false;
+  for (int l = 0; l < L; ++l) clip = clip || any_clip(v[l]);
+  const bool generic = sd.valid() && (!sensors_.empty() || clip);
   const bool bodies = !body_slots_.empty() &&
                       (out[kOutBodyPos].valid() || out[kOutBodyQuat].valid() || want_body_vel ||
                        out[kOutBodyPosRel].valid() || out[kOutBodyQuatRel].valid());
@@ -138,25 +155,34 @@ template <bool Avx2>
   if (!generic && !bodies && !sites) return;
   constexpr int kFields = sizeof(State) / sizeof(double);
   const int nslot = static_cast<int>(bodies_.size());
+  State* split[L];
+  split[0] = sc.states.data();
+  for (int l = 1; l < L; ++l) split[l] = sc.lane_states[l - 1].data();
   for (int s = 1; s < nslot; ++s) {
-    const V2* v = reinterpret_cast<const V2*>(&sc.states2[s]);
-    double* a = reinterpret_cast<double*>(&sc.states[s]);
-    double* b = reinterpret_cast<double*>(&sc.states_b[s]);
-    // two values per step: one transposing shuffle pair, 16-byte stores
-    int k = 0;
-    for (; k + 1 < kFields; k += 2) {
-      const V2 lo = __builtin_shufflevector(v[k], v[k + 1], 0, 2);
-      const V2 hi = __builtin_shufflevector(v[k], v[k + 1], 1, 3);
-      std::memcpy(a + k, &lo, sizeof(V2));
-      std::memcpy(b + k, &hi, sizeof(V2));
-    }
-    if (k < kFields) {
-      a[k] = v[k][0];
-      b[k] = v[k][1];
+    const V* x = reinterpret_cast<const V*>(&st[s]);
+    if constexpr (L == 2) {
+      double* a = reinterpret_cast<double*>(&split[0][s]);
+      double* b = reinterpret_cast<double*>(&split[1][s]);
+      // two values per step: one transposing shuffle pair, 16-byte stores
+      int k = 0;
+      for (; k + 1 < kFields; k += 2) {
+        const V2 lo = __builtin_shufflevector(x[k], x[k + 1], 0, 2);
+        const V2 hi = __builtin_shufflevector(x[k], x[k + 1], 1, 3);
+        std::memcpy(a + k, &lo, sizeof(V2));
+        std::memcpy(b + k, &hi, sizeof(V2));
+      }
+      if (k < kFields) {
+        a[k] = x[k][0];
+        b[k] = x[k][1];
+      }
+    } else {
+      for (int l = 0; l < L; ++l) {
+        double* a = reinterpret_cast<double*>(&split[l][s]);
+        for (int k = 0; k < kFields; ++k) a[k] = x[k][l];
+      }
     }
   }
-  emit(sc, sc.states.data(), row_a, in, va, out, false);
-  emit(sc, sc.states_b.data(), row_b, in, vb, out, false);
+  for (int l = 0; l < L; ++l) emit(sc, split[l], rows[l], in, v[l], out, false);
 }
 
 // The pair pass, compiled for the baseline and (MJREFRESH_FAST_AVX2) for
@@ -169,13 +195,29 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
     return;
   }
 #endif
-  pair_pass<false>(t, row_a, row_b, in, out);
+  const int64_t rows[2] = {row_a, row_b};
+  lanes_pass<2, false>(t, rows, in, out);
+}
+
+// Only called where quads() is true, which needs the AVX2 build.
+void FastEngine::refresh_quad(int t, const int64_t rows[4], const Inputs& in, const Outputs& out) {
+#ifdef MJREFRESH_FAST_AVX2
+  refresh_quad_avx2(t, rows, in, out);
+#else
+  (void)t, (void)rows, (void)in, (void)out;
+#endif
 }
 
 #ifdef MJREFRESH_FAST_AVX2
 [[gnu::target("avx2")]] void FastEngine::refresh_pair_avx2(int t, int64_t row_a, int64_t row_b,
                                                            const Inputs& in, const Outputs& out) {
-  pair_pass<true>(t, row_a, row_b, in, out);
+  const int64_t rows[2] = {row_a, row_b};
+  lanes_pass<2, true>(t, rows, in, out);
+}
+
+[[gnu::target("avx2")]] void FastEngine::refresh_quad_avx2(int t, const int64_t rows[4],
+                                                           const Inputs& in, const Outputs& out) {
+  lanes_pass<4, true>(t, rows, in, out);
 }
 
 // half_angles for a pair, four lanes (two hinges of both rows) per
@@ -203,14 +245,7 @@ void FastEngine::refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs&
   }
   bool all = (finite[0] & finite[1] & finite[2] & finite[3]) != 0;
   if (i < nh) {  // an odd hinge: two lanes, as half_angles
-    const int j = hinges_[i];
-    const Joint& h = joints_[j];
-    const V2 angle = V2{qpos_a[h.qadr], qpos_b[h.qadr]} - h.qpos0;
-    V2 sn, cs;
-    sin_cos(angle * 0.5, &sn, &cs);
-    half[2 * j] = cs;
-    half[2 * j + 1] = sn;
-    all = all && cs[0] == cs[0] && cs[1] == cs[1];
+    all = all && all_lanes(half_angle(hinges_[i], Row2{{qpos_a, qpos_b}}, half));
   }
   return all;
 }

@@ -89,15 +89,17 @@
 //   works at the tree's subtree CoM), this engine only over the affected
 //   chain; coordinate-axis hinge shortcuts may leave some quaternion
 //   components finite; an infinite position may become NaN.
-// - Pairs: refresh_pair(t, a, b) runs the pose/velocity pass for rows a and
-//   b in the two lanes of SSE2 registers (same operations per lane, so each
-//   row gets the values refresh_row gives it), then writes their outputs
-//   row by row; about 1.3x the throughput of two refresh_row calls (see
-//   pairs()). With
+// - Pairs and quads: refresh_pair(t, a, b) runs the pose/velocity pass for
+//   rows a and b in the two lanes of SSE2 registers (same operations per
+//   lane, so each row gets the values refresh_row gives it), writes their
+//   fixed outputs from the lanes and the rest row by row; about 1.3x the
+//   throughput of two refresh_row calls (see pairs()). Where the AVX2 build
+//   runs (kernel_isa.h), refresh_quad does the same for four rows in the
+//   four lanes of AVX2 registers (lanes_pass<4>, the same template). With
 //   per-row fields that the pose pass reads, each lane reads its own row's
-//   values (two-lane parameters), so pairs stay on.
-// - Threading: refresh_row/refresh_pair(t, ...) may run concurrently for
-//   distinct t.
+//   values (L-lane parameters), so pairs and quads stay on.
+// - Threading: refresh_row/refresh_pair/refresh_quad(t, ...) may run
+//   concurrently for distinct t.
 #pragma once
 
 #include <mujoco/mujoco.h>
@@ -105,6 +107,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,8 +115,27 @@
 #include "core/row_engine.h"
 #include "core/selection.h"
 #include "fast/fast_kernels.h"
+#include "fast/kernel_isa.h"
 
 namespace mjrefresh {
+
+// Storage of V4 lanes, 32-byte aligned: the AVX2 code moves them with
+// aligned loads and stores, while std::allocator aligns them to 16 only
+// (alignof a 32-byte vector is 16 in code built for the baseline x86-64).
+template <class T>
+struct Align32 {
+  using value_type = T;
+  Align32() = default;
+  template <class U>
+  Align32(const Align32<U>& /*other*/) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{32}));
+  }
+  void deallocate(T* p, std::size_t /*n*/) { ::operator delete(p, std::align_val_t{32}); }
+  friend bool operator==(const Align32& /*a*/, const Align32& /*b*/) { return true; }
+};
+template <class T>
+using Vec32 = std::vector<T, Align32<T>>;
 
 // Empty if the fast engine computes every sensor in `sensors` on `m`;
 // otherwise why not, naming the first uncovered sensor (the planner shows
@@ -159,6 +181,10 @@ class FastEngine final : public RowEngine {
   int64_t participant_bytes() const override;
   void refresh_pair(int t, int64_t row_a, int64_t row_b, const Inputs& in,
                     const Outputs& out) override;
+  // Four rows at once in the four lanes of AVX2 registers, where the AVX2
+  // build runs (kernel_isa.h): the pair pass's operations per lane.
+  bool quads() const override { return avx2_; }
+  void refresh_quad(int t, const int64_t rows[4], const Inputs& in, const Outputs& out) override;
 
   // A frame rigidly attached to a visited body: what sensors and sites read.
   struct Frame {
@@ -314,7 +340,11 @@ class FastEngine final : public RowEngine {
   Vals row_vals(const Inputs& in, int64_t row) const;
   template <class T, class R>
   bool half_angles(R qpos, T* half) const;
+  template <class T, class R>
+  auto half_angle(int j, R qpos, T* half) const;
+#ifdef MJREFRESH_FAST_AVX2
   bool half_angles_avx2(const double* qpos_a, const double* qpos_b, fast::V2* half) const;
+#endif
   template <class T, class R, class K>
   void kinematics(StateT<T>* st, T* anchors, const T* half, bool finite, R qpos, R qvel,
                   R mocap_pos, R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
@@ -364,8 +394,8 @@ class FastEngine final : public RowEngine {
   void write_fixed(Scratch& sc, const State* st, T* dst) const;
   template <class T>
   void write_joint_copies(const Inputs& in, int64_t row, T* dst) const;
-  template <class T>
-  void write_fixed_pair(Scratch& sc, T* a, T* b) const;
+  template <class V, class T>
+  void write_fixed_lanes(const StateT<V>* st, V* sums, GroupNode<V>* group, T* const* d) const;
 
   mjModel* model_ = nullptr;
   Selection sel_;
@@ -426,9 +456,13 @@ class FastEngine final : public RowEngine {
   // 2 per joint (hinge cos/sin), a Node per slot for subtree sums.
   struct Scratch {
     std::vector<State> states;              // row (a)
-    std::vector<State> states_b;            // row b of a pair
+    std::vector<State> lane_states[3];      // rows 2-4 of a pair or quad
     std::vector<StateT<fast::V2>> states2;  // a pair, lane by lane
     std::vector<fast::V2> anchors2, halfangle2;
+    // a quad, lane by lane (only where the AVX2 build runs: avx2_)
+    Vec32<StateT<fast::V4>> states4;
+    Vec32<fast::V4> anchors4, halfangle4, sums4;
+    Vec32<GroupNode<fast::V4>> group4;
     std::vector<double> anchors;
     std::vector<double> halfangle;            // cos, sin of half of each hinge angle
     std::vector<Node> nodes;                  // per slot, for subtree sensors
@@ -440,9 +474,13 @@ class FastEngine final : public RowEngine {
   std::vector<Scratch> scratch_;
   // refresh_pair's body and its AVX2 build (fast/kernel_isa.h); avx2_ is
   // kernel_isa() == "avx2" when the engine was built.
-  template <bool Avx2>
-  void pair_pass(int t, int64_t row_a, int64_t row_b, const Inputs& in, const Outputs& out);
+  // The lane pass of L = 2 (pair) or 4 (quad, AVX2 only) rows.
+  template <int L, bool Avx2>
+  void lanes_pass(int t, const int64_t* rows, const Inputs& in, const Outputs& out);
+#ifdef MJREFRESH_FAST_AVX2
   void refresh_pair_avx2(int t, int64_t row_a, int64_t row_b, const Inputs& in, const Outputs& out);
+  void refresh_quad_avx2(int t, const int64_t rows[4], const Inputs& in, const Outputs& out);
+#endif
   bool avx2_ = false;
 };
 

@@ -20,7 +20,8 @@
 //   normalize4 out of line in the baseline build (inlined: 5% fewer
 //   instructions per quadruped tracking row, callgrind).
 // - Lanes: the kernels are templates over the value type of row data, T =
-//   double (one row) or V2 (two rows in the two lanes of an SSE2 register).
+//   double (one row), V2 (two rows in the two lanes of an SSE2 register) or
+//   V4 (four rows in an AVX2 register: the quad pass, kernels_avx2.h).
 //   A V2 kernel computes, lane by lane, exactly what the double kernel
 //   computes for that lane's row (same operations in the same order); the
 //   data-dependent shortcuts of the double versions (unit quaternion, zero
@@ -98,20 +99,22 @@ inline constexpr double kUnitQuatTol = 1e-12;
   }
 }
 
-// Two lanes: the common case (both in the band) in vector form, the rare
-// rest lane by lane with the scalar rule.
-[[gnu::always_inline]] inline void normalize4(V2 q[4]) {
-  const V2 sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-  if (sq[0] > kUnitBand.lo && sq[0] < kUnitBand.hi && sq[1] > kUnitBand.lo &&
-      sq[1] < kUnitBand.hi) {
-    return;
-  }
-  for (int l = 0; l < 2; ++l) {
+// L lanes (T = V2 or V4): the common case (every lane in the band) in
+// vector form, the rare rest lane by lane with the scalar rule.
+template <int L, class T>
+[[gnu::always_inline]] inline void normalize4_lanes(T q[4]) {
+  const T sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+  const auto in_band = (sq > kUnitBand.lo) & (sq < kUnitBand.hi);
+  auto all = in_band[0];
+  for (int l = 1; l < L; ++l) all &= in_band[l];
+  if (all) return;
+  for (int l = 0; l < L; ++l) {
     double a[4] = {q[0][l], q[1][l], q[2][l], q[3][l]};
     normalize4(a);
     for (int k = 0; k < 4; ++k) q[k][l] = a[k];
   }
 }
+[[gnu::always_inline]] inline void normalize4(V2 q[4]) { normalize4_lanes<2>(q); }
 
 // sin and cos of x (the half-angle terms of mju_axisAngle2Quat). For
 // |x| <= 1e5: Cody-Waite reduction by pi/2 and the fdlibm kernels

@@ -4,9 +4,11 @@
 // - The pair pass (FastEngine::refresh_pair: the pose/velocity pass of two
 //   rows in SSE2 lanes and their fixed writes) is compiled twice in
 //   fast_engine.cc where MJREFRESH_FAST_AVX2 is defined (GCC or clang on
-//   x86-64): for the baseline x86-64 and for AVX2. kernel_isa() says which
-//   one a FastEngine built now uses: "avx2" when the build has it and the
-//   CPU runs it, "sse2" otherwise, or what the MJREFRESH_FAST_ISA
+//   x86-64): for the baseline x86-64 and for AVX2; the quad pass
+//   (refresh_quad: the same template, four rows in AVX2 lanes) for AVX2
+//   only. kernel_isa() says which one a FastEngine built now uses: "avx2"
+//   (quads, then a pair and a single row for the rest of a chunk) when the
+//   build has it and the CPU runs it, "sse2" (pairs) otherwise, or what the MJREFRESH_FAST_ISA
 //   environment variable asks for ("sse2" or "avx2"; read when an engine
 //   is built). Any other value of it throws std::invalid_argument naming
 //   the variable, as does "avx2" where the build or the CPU has no AVX2.

@@ -1,13 +1,19 @@
-// Four-lane kernels for the AVX2 build of the fast engine's pair pass
-// (kernel_isa.h): two hinges of both rows of a pair per sin_cos.
+// Four-lane kernels for the AVX2 builds of the fast engine's pair and quad
+// passes (kernel_isa.h): two hinges of both rows of a pair, or one hinge of
+// the four rows of a quad, per sin_cos; a quad's normalize4.
 //
 // Contract
 // - Lane by lane, the same operations as the one- and two-lane kernels of
-//   fast_kernels.h (sin_cos_kernel is the same template), so the same bits.
+//   fast_kernels.h (sin_cos_kernel and normalize4_lanes are the same
+//   templates), so the same bits.
 // - Only for functions compiled for AVX2 (fast_engine.cc's
-//   half_angles_avx2, its only includer), into which they are always
-//   inlined: their out-of-line ABI, which GCC warns about (-Wpsabi, off for
-//   the fast sources in CMakeLists.txt), never applies.
+//   half_angles_avx2 and quad pass; included through kinematics.h and
+//   emit_pair.h, which only fast_engine.cc includes), into which they are
+//   always inlined: their out-of-line ABI, which GCC warns about (-Wpsabi,
+//   off for the fast sources in CMakeLists.txt), never applies. The quad
+//   pass's rarer helpers built in other files (subtree_fixed, subtree_group,
+//   site_fixed with T = V4) take their lanes through pointers, so no vector
+//   is passed by value across builds either.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +26,8 @@ namespace mjrefresh::fast {
 [[gnu::always_inline]] inline V4i bits_of(V4 x) { return __builtin_bit_cast(V4i, x); }
 [[gnu::always_inline]] inline V4 from_bits(V4i b) { return __builtin_bit_cast(V4, b); }
 
-// sin_cos for four lanes (sin_cos_lanes, as the two-lane version).
+// sin_cos and normalize4 for four lanes (as the two-lane versions).
 [[gnu::always_inline]] inline void sin_cos(V4 x, V4* sn, V4* cs) { sin_cos_lanes<4>(x, sn, cs); }
+[[gnu::always_inline]] inline void normalize4(V4 q[4]) { normalize4_lanes<4>(q); }
 
 }  // namespace mjrefresh::fast

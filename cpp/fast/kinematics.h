@@ -20,6 +20,7 @@
 
 #include "fast/fast_engine.h"
 #include "fast/fast_kernels.h"
+#include "fast/kernels_avx2.h"
 
 namespace mjrefresh {
 
@@ -66,16 +67,26 @@ struct FastEngine::FieldKin {
 
 namespace fast {
 
-// Row data for the kinematics: one row, or two rows read into V2 lanes.
+// Row data for the kinematics: one row, or L rows read into the L lanes of
+// a V2 (pair) or V4 (quad, AVX2 build only).
 struct Row1 {
   const double* p;
   double operator[](int i) const { return p[i]; }
 };
-struct Row2 {
-  const double* a;
-  const double* b;
-  V2 operator[](int i) const { return V2{a[i], b[i]}; }
+template <int L>
+struct RowL {
+  using V = std::conditional_t<L == 2, V2, V4>;
+  const double* p[L];
+  [[gnu::always_inline]] V operator[](int i) const {
+    if constexpr (L == 2) {
+      return V{p[0][i], p[1][i]};
+    } else {
+      return V{p[0][i], p[1][i], p[2][i], p[3][i]};
+    }
+  }
 };
+using Row2 = RowL<2>;
+using Row4 = RowL<4>;
 
 // Per lane: whether hinge j may take its world axis from xmat
 // (Joint::axis_from_mat) in this row. Not where its angle is not finite:
@@ -100,12 +111,16 @@ inline bool all_lanes(V2i ok) {
   return ok[0] && ok[1];
 #endif
 }
+[[gnu::always_inline]] inline bool all_lanes(V4i ok) {
+  return (ok[0] & ok[1] & ok[2] & ok[3]) != 0;
+}
 
 // axis = its own value in the lanes of `ok`, `other`'s elsewhere.
 inline void keep_lanes(double axis[3], const double other[3], bool ok) {
   if (!ok) copy3(axis, other);
 }
-inline void keep_lanes(V2 axis[3], const V2 other[3], V2i ok) {
+template <class V, class M>
+[[gnu::always_inline]] inline void keep_lanes(V axis[3], const V other[3], M ok) {
   for (int k = 0; k < 3; ++k)
     axis[k] = from_bits((bits_of(axis[k]) & ok) | (bits_of(other[k]) & ~ok));
 }
@@ -243,26 +258,32 @@ template <class T, class M, class K>
 // they depend on qpos only, so the CPU overlaps them instead of waiting for
 // each on a body's dependency chain. Returns whether every angle is finite
 // in every lane. The AVX2 pair pass computes the same values four at a
-// time instead (half_angles_avx2, fast_engine.cc).
+// time instead (half_angles_avx2, fast_engine.cc); the quad pass, four
+// lanes per hinge, is this template with T = V4.
 template <class T, class R>
 [[gnu::always_inline]] inline bool FastEngine::half_angles(R qpos, T* half) const {
   using namespace fast;
   auto finite = T{} == T{};  // per lane: every hinge angle so far finite
-  for (int j : hinges_) {
-    const Joint& jt = joints_[j];
-    const T angle = qpos[jt.qadr] - jt.qpos0;
-    T sn, cs;
-    if constexpr (std::is_same_v<T, double>) {
-      sn = 0, cs = 1;  // angle 0: exactly the unit quaternion
-      if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
-    } else {
-      sin_cos(angle * 0.5, &sn, &cs);  // sin_cos(0) is exactly (0, 1)
-    }
-    half[2 * j] = cs;
-    half[2 * j + 1] = sn;
-    finite = finite & (cs == cs);
-  }
+  for (int j : hinges_) finite = finite & half_angle(j, qpos, half);
   return all_lanes(finite);
+}
+
+// half_angles for hinge j alone; per lane: whether its angle is finite.
+template <class T, class R>
+[[gnu::always_inline]] inline auto FastEngine::half_angle(int j, R qpos, T* half) const {
+  using namespace fast;
+  const Joint& jt = joints_[j];
+  const T angle = qpos[jt.qadr] - jt.qpos0;
+  T sn, cs;
+  if constexpr (std::is_same_v<T, double>) {
+    sn = 0, cs = 1;  // angle 0: exactly the unit quaternion
+    if (angle != 0) sin_cos(angle * 0.5, &sn, &cs);
+  } else {
+    sin_cos(angle * 0.5, &sn, &cs);  // sin_cos(0) is exactly (0, 1)
+  }
+  half[2 * j] = cs;
+  half[2 * j + 1] = sn;
+  return cs == cs;
 }
 
 // Poses (mj_kinematics restricted to the visited bodies) and, where needed,

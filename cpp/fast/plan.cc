@@ -331,10 +331,13 @@ int64_t FastEngine::participant_bytes() const {
   if (scratch_.empty()) return 0;
   const Scratch& sc = scratch_[0];
   auto bytes = [](const auto& v) { return static_cast<int64_t>(v.capacity() * sizeof(v[0])); };
-  return static_cast<int64_t>(sizeof(Scratch)) + bytes(sc.states) + bytes(sc.states_b) +
-         bytes(sc.states2) + bytes(sc.anchors2) + bytes(sc.halfangle2) + bytes(sc.anchors) +
-         bytes(sc.halfangle) + bytes(sc.nodes) + bytes(sc.sums) + bytes(sc.sums2) +
-         bytes(sc.group) + bytes(sc.group2);
+  int64_t lanes = 0;
+  for (const auto& v : sc.lane_states) lanes += bytes(v);
+  return static_cast<int64_t>(sizeof(Scratch)) + bytes(sc.states) + lanes + bytes(sc.states2) +
+         bytes(sc.anchors2) + bytes(sc.halfangle2) + bytes(sc.anchors) + bytes(sc.halfangle) +
+         bytes(sc.nodes) + bytes(sc.sums) + bytes(sc.sums2) + bytes(sc.group) + bytes(sc.group2) +
+         bytes(sc.states4) + bytes(sc.anchors4) + bytes(sc.halfangle4) + bytes(sc.sums4) +
+         bytes(sc.group4);
 }
 
 int64_t FastEngine::memory_bytes() const {
@@ -356,13 +359,22 @@ void FastEngine::init_scratch(int num_scratch) {
     sc.sums2.assign(3 * bodies_.size() + 4, V2{0, 0});
     sc.group.assign(group_.empty() ? 0 : bodies_.size() + 1, GroupNode<double>{});
     sc.group2.assign(group_.empty() ? 0 : bodies_.size() + 1, GroupNode<V2>{});
-    sc.states_b = sc.states;
+    for (int l = 0; l < (avx2_ ? 3 : 1); ++l) sc.lane_states[l] = sc.states;
     sc.states2.assign(bodies_.size(), StateT<V2>{});
     StateT<V2>& world2 = sc.states2[0];
     world2.quat[0] = V2{1, 1};
     world2.mat[0] = world2.mat[4] = world2.mat[8] = V2{1, 1};
     sc.anchors2.assign(6 * joints_.size() + 4, V2{0, 0});
     sc.halfangle2.assign(2 * joints_.size() + 4, V2{0, 0});
+    if (!avx2_) continue;  // quads: the AVX2 build only
+    sc.states4.assign(bodies_.size(), StateT<V4>{});
+    StateT<V4>& world4 = sc.states4[0];
+    world4.quat[0] = V4{1, 1, 1, 1};
+    world4.mat[0] = world4.mat[4] = world4.mat[8] = V4{1, 1, 1, 1};
+    sc.anchors4.assign(6 * joints_.size() + 2, V4{});
+    sc.halfangle4.assign(2 * joints_.size() + 2, V4{});
+    sc.sums4.assign(3 * bodies_.size() + 2, V4{});
+    sc.group4.assign(group_.empty() ? 0 : bodies_.size() + 1, GroupNode<V4>{});
   }
 }
 

@@ -183,6 +183,7 @@ void FastEngine::site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) 
 
 template void FastEngine::site_fixed(const State*, const SiteFixed&, double*) const;
 template void FastEngine::site_fixed(const StateT<V2>*, const SiteFixed&, V2*) const;
+template void FastEngine::site_fixed(const StateT<V4>*, const SiteFixed&, V4*) const;
 
 // World pose of a frame and its 6-D velocity at its origin, world
 // orientation (what mj_objectVelocity returns with flg_local=0).

@@ -203,6 +203,7 @@ void FastEngine::subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* su
 
 template void FastEngine::subtree_fixed(const State*, const SubtreeFixed&, double*, double*) const;
 template void FastEngine::subtree_fixed(const StateT<V2>*, const SubtreeFixed&, V2*, V2*) const;
+template void FastEngine::subtree_fixed(const StateT<V4>*, const SubtreeFixed&, V4*, V4*) const;
 
 // The group pass of angmom_fixed_ (planned after every sensor is filed):
 // the union of their subtrees in descending body id, each slot marked `top`
@@ -300,6 +301,7 @@ void FastEngine::subtree_group(const StateT<T>* st, GroupNode<T>* nodes) const {
 
 template void FastEngine::subtree_group(const State*, GroupNode<double>*) const;
 template void FastEngine::subtree_group(const StateT<V2>*, GroupNode<V2>*) const;
+template void FastEngine::subtree_group(const StateT<V4>*, GroupNode<V4>*) const;
 
 // A subtree sensor's value: the root's CoM, linear velocity or angular
 // momentum.
