@@ -19,7 +19,7 @@ from mjrefresh.models import quadruped
 
 pytestmark = pytest.mark.parity
 
-N = 32  # 16 or more rows on one thread: refresher.cc pairs rows (chunks of N / 8)
+N = 32  # one call on one thread: rows in SIMD quads (AVX2 build) or pairs (refresher.cc)
 
 
 @pytest.fixture(params=["quadruped", "rich"])
@@ -32,7 +32,7 @@ def model(request, rich_model):
 def test_non_finite_hinge_angle_keeps_mujocos_finite_axis(model):
     states = random_states(model, N, seed=41)
     hinges = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
-    nan_rows = [*range(1, N, 2), 4]  # pairs with one NaN lane, and (4, 5) with two
+    nan_rows = [*range(1, N, 2), 4]  # odd lanes NaN, and rows 4 and 5 side by side
     for i, row in enumerate(nan_rows):
         joint = hinges[i % len(hinges)]
         states["qpos"][row, model.jnt_qposadr[joint]] = np.nan if i % 3 else np.inf

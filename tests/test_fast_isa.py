@@ -21,9 +21,9 @@ pytestmark = (
     pytest.mark.parity
 )  # CI runs it on every release and interpreter (each wheel's compiler)
 
-# One thread takes chunks of 67 // 8 = 8 rows (refresher.cc), the last one 3:
-# in the AVX2 build 16 quads, then a pair and a single row; in the baseline
-# build pairs and a single row.
+# One thread takes chunks of 64 rows (refresher.cc), the last one 3: in the
+# AVX2 build 16 quads, then a pair and a single row; in the baseline build
+# pairs and a single row.
 N = 66
 FIELDS = ("body_pos", "body_quat", "jnt_axis")
 

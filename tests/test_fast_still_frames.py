@@ -128,10 +128,10 @@ def test_world_children_copy_their_pose_like_mj_kinematics(engine):
 def test_zero_hinge_angle_ignores_a_non_finite_axis(engine):
     # mju_axisAngle2Quat returns the unit quaternion for a zero angle before
     # reading the axis: a non-finite per-row jnt_axis leaves the pose finite
-    # at qpos0 (and makes it NaN elsewhere), in both engines, single rows and
-    # pairs alike.
+    # at qpos0 (and makes it NaN elsewhere), in both engines, single rows,
+    # pairs and quads alike.
     m = mujoco.MjModel.from_xml_string(XML.replace('axis="0 0 1"', 'axis="0 .6 .8"'))
-    n = 20  # 16 or more rows: paired (see above)
+    n = 20  # one call: quads or pairs (see below)
     qpos = np.zeros((n, m.nq))
     qpos[np.isin(np.arange(n) % 5, [1, 3]), 0] = 0.3  # rows 1, 3, 6, 8, ...
     axes = np.tile(m.jnt_axis, (n, 1, 1))
@@ -174,9 +174,11 @@ NON_FINITE_XML = """<mujoco><worldbody>
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
-# A call pairs rows only in chunks of two or more rows: from 16 rows on one
-# thread (refresher.cc: chunk = rows / 8), so 17 runs 8 pairs and a single.
-@pytest.mark.parametrize("n", [1, 2, 5, 17])  # single rows and SIMD pairs
+# One thread takes up to 64 rows per chunk (refresher.cc) and runs them in
+# SIMD quads (the fast engine's AVX2 build) or pairs, the rest of a chunk
+# in a pair and a single row: 5 rows are a quad and a single (two pairs and
+# a single in the baseline build), 2 a pair, 1 a single row.
+@pytest.mark.parametrize("n", [1, 2, 5, 17])  # single rows, SIMD pairs and quads
 def test_subtree_of_a_dof_less_body_with_non_finite_geometry(engine, n):
     m = mujoco.MjModel.from_xml_string(NON_FINITE_XML)
     assert not np.isfinite(m.body_ipos[m.body("w").id]).all()

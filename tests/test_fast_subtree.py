@@ -2,7 +2,8 @@
 pass over the union of their subtrees (subtreeangmom on the template's
 masses and inertias) against mj_forward, for selections that make the union
 a forest (disjoint limbs), a nest (a limb inside the whole tree), the world
-body's subtree and mixed subtree types, with rows run alone and in pairs.
+body's subtree and mixed subtree types, with rows run alone and in SIMD
+pairs or quads.
 Tolerances as in test_fast_engine (1e-12 positions, 1e-10 velocities and
 momenta)."""
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.parity
 S = mujoco.mjtSensor
 POS_TOL = 1e-12
 VEL_TOL = 1e-10
-NROWS = 2001  # odd: the last row runs alone, the others in pairs
+NROWS = 2001  # odd: the last row runs alone, the others in quads (AVX2 build) or pairs
 
 
 def subtree_sensors(m, bodies, types=(S.mjSENS_SUBTREEANGMOM,)):

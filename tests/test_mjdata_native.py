@@ -24,7 +24,7 @@ POSES = {
     "site_pos": ("site_xpos", "site_ids"),
     "site_mat": ("site_xmat", "site_ids"),
 }
-N = 7  # odd: the fast engine runs rows in pairs and one alone
+N = 7  # the fast engine runs a quad, a pair and one row alone (pairs and one alone w/o AVX2)
 
 
 #: Views into the MjData arena (constraint and island data of the last step):

@@ -425,9 +425,10 @@ def test_fast_float32_outputs_with_fields_round_the_float64_values(rich_model):
         np.testing.assert_array_equal(getattr(out32, name), a.astype(np.float32))
 
 
-# 16 or more rows on one thread: refresher.cc takes chunks of n // 8 rows
-# and refreshes them in quads (the fast engine's AVX2 build), then pairs,
-# then alone: 35 rows are 8 quads (or 16 pairs), a pair and a single row.
+# One thread takes up to 64 rows per chunk (refresher.cc) and refreshes
+# them in quads (the fast engine's AVX2 build) or pairs, the rest of a chunk
+# in a pair and a single row: 35 rows are 8 quads, a pair and a single row
+# (17 pairs and a single row in the baseline build).
 PAIRED_N = 35
 
 

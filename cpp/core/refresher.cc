@@ -134,9 +134,13 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   const int64_t wanted = (num_rows + per - 1) / per;
   const int active = static_cast<int>(std::min<int64_t>(num_threads_, wanted));
   last_participants_.store(active);
-  // Small chunks balance uneven rows; at most 64 rows per grab keeps the
-  // shared counter off the hot path.
-  const int64_t chunk = std::clamp<int64_t>(num_rows / (int64_t{active} * 8), 1, 64);
+  // Small chunks balance uneven rows over the participants; at most 64 rows
+  // per grab keeps the shared counter off the hot path. A caller alone has
+  // nothing to balance, so it takes 64 rows per grab: a small call then
+  // still gets the engine's pairs or quads (it got single rows below 16).
+  // Whole multiples of 4 keep the quads whole.
+  int64_t chunk = active == 1 ? 64 : std::clamp<int64_t>(num_rows / (int64_t{active} * 8), 1, 64);
+  if (chunk > 4) chunk &= ~int64_t{3};
 
   std::atomic<int64_t> next{0};
   std::vector<Failure> failures(active);

@@ -77,12 +77,13 @@ def _build_text() -> str:
 
 
 def _kernel_isa_text() -> str:
-    """The instruction set of the fast engine's pair pass, or why none can be used."""
+    """The instruction set of the fast engine's row passes, or why none can be used."""
     try:
         isa = _core.fast_kernel_isa()
     except ValueError as e:
         return str(e)
-    return f"{isa} (MJREFRESH_FAST_ISA=sse2 or avx2 chooses; the same values either way)"
+    lanes = "rows in quads" if isa == "avx2" else "rows in pairs"
+    return f"{isa}, {lanes} (MJREFRESH_FAST_ISA=sse2 or avx2 chooses; the same values either way)"
 
 
 def info_lines() -> list[str]:
