@@ -20,9 +20,12 @@
 //   compares the two on every embedded model and the sensor-zoo models
 //   (tests/test_fast_isa.py).
 // - Why: measured on the quadruped tracking refresh (N=1024, 1 thread,
-//   callgrind inside Refresher::run, 2-vCPU AMD EPYC VM), the AVX2 variant
-//   runs ~18% fewer instructions per row than the baseline one (python -m
-//   bench.research.instructions, once with MJREFRESH_FAST_ISA=sse2).
+//   callgrind inside Refresher::run, 2-vCPU AMD EPYC VM), the AVX2 build
+//   runs 2051 instructions per row against the baseline's 4298 (pairs in
+//   AVX2, before the quads: 3512); humanoid 4506 against 9710 (python -m
+//   bench.research.instructions, once with MJREFRESH_FAST_ISA=sse2). In
+//   time, 0.70-0.75x the baseline build (python -m bench.research.threads,
+//   its fast-sse2 line).
 #pragma once
 
 #include <string>
