@@ -175,11 +175,13 @@ template <int L, bool Avx2>
         a[k] = x[k][0];
         b[k] = x[k][1];
       }
-    } else {
-      for (int l = 0; l < L; ++l) {
-        double* a = reinterpret_cast<double*>(&split[l][s]);
-        for (int k = 0; k < kFields; ++k) a[k] = x[k][l];
-      }
+    } else {  // four values per step, transposed (emit_pair.h); the last
+      // step overlaps the one before it (kFields = 22), rewriting equal values
+      static_assert(kFields % 4 == 2 && kFields > 4);
+      double* d[4];
+      for (int l = 0; l < L; ++l) d[l] = reinterpret_cast<double*>(&split[l][s]);
+      for (int k = 0; k + 4 <= kFields; k += 4) put_lanes<4>(d, k, x + k);
+      put_lanes<3>(d, kFields - 3, x + kFields - 3);
     }
   }
   for (int l = 0; l < L; ++l) emit(sc, split[l], rows[l], in, v[l], out, false);

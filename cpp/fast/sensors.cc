@@ -183,7 +183,12 @@ void FastEngine::site_fixed(const StateT<T>* st, const SiteFixed& s, T vals[4]) 
 
 template void FastEngine::site_fixed(const State*, const SiteFixed&, double*) const;
 template void FastEngine::site_fixed(const StateT<V2>*, const SiteFixed&, V2*) const;
+#ifdef MJREFRESH_FAST_AVX2
+#pragma GCC push_options
+#pragma GCC target("avx2")  // the quad pass's (AVX2 only), as in subtree.cc
 template void FastEngine::site_fixed(const StateT<V4>*, const SiteFixed&, V4*) const;
+#pragma GCC pop_options
+#endif
 
 // World pose of a frame and its 6-D velocity at its origin, world
 // orientation (what mj_objectVelocity returns with flg_local=0).

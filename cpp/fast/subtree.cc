@@ -203,7 +203,6 @@ void FastEngine::subtree_fixed(const StateT<T>* st, const SubtreeFixed& s, T* su
 
 template void FastEngine::subtree_fixed(const State*, const SubtreeFixed&, double*, double*) const;
 template void FastEngine::subtree_fixed(const StateT<V2>*, const SubtreeFixed&, V2*, V2*) const;
-template void FastEngine::subtree_fixed(const StateT<V4>*, const SubtreeFixed&, V4*, V4*) const;
 
 // The group pass of angmom_fixed_ (planned after every sensor is filed):
 // the union of their subtrees in descending body id, each slot marked `top`
@@ -301,7 +300,17 @@ void FastEngine::subtree_group(const StateT<T>* st, GroupNode<T>* nodes) const {
 
 template void FastEngine::subtree_group(const State*, GroupNode<double>*) const;
 template void FastEngine::subtree_group(const StateT<V2>*, GroupNode<V2>*) const;
+#ifdef MJREFRESH_FAST_AVX2
+// The quad pass's (reached only through it, so only on AVX2 CPUs): compiled
+// for AVX2, not as two SSE2 halves per operation (2 subtreeangmom sensors
+// with their pose pass: 0.53 -> 0.27-0.34 us/row, 2-vCPU AMD EPYC VM;
+// python -m bench.research.sensor_types).
+#pragma GCC push_options
+#pragma GCC target("avx2")
+template void FastEngine::subtree_fixed(const StateT<V4>*, const SubtreeFixed&, V4*, V4*) const;
 template void FastEngine::subtree_group(const StateT<V4>*, GroupNode<V4>*) const;
+#pragma GCC pop_options
+#endif
 
 // A subtree sensor's value: the root's CoM, linear velocity or angular
 // momentum.
