@@ -71,11 +71,13 @@
 // - Cost of fields (quadruped tracking refresh, body_pos + body_quat +
 //   jnt_axis per row, N=4096, 1 and 2 threads, 2-vCPU AMD EPYC VM;
 //   re-measure: python -m bench.research.model_fields --threads 1 2):
-//   1.20-1.26x the refresh without fields, made of the arithmetic of
-//   non-identity values (a model holding one row's values: 1.02-1.06x),
-//   reading them through the row's blocks (the same values for every row:
-//   1.03-1.06x more) and bringing ~1.1 KB of values per row in from memory
-//   (1.12-1.16x more; prefetching them 4-16 rows ahead did not help). A per-row
+//   with rows in pairs 1.20-1.26x the refresh without fields, made of the
+//   arithmetic of non-identity values (a model holding one row's values:
+//   1.02-1.06x), reading them through the row's blocks (the same values for
+//   every row: 1.03-1.06x more) and bringing ~1.1 KB of values per row in
+//   from memory (1.12-1.16x more; prefetching them 4-16 rows ahead did not
+//   help). With rows in quads (AVX2) both got faster, the refresh without
+//   fields more (it runs at its memory floor): 1.5-2.1x it. A per-row
 //   sensor_cutoff adds the test of each gathered sensor's cutoff (+14%
 //   when no row sets one) and a split of each pair into rows where one
 //   does (2.5x with cutoffs set on half the sensors of every row).
