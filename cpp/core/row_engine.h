@@ -43,6 +43,9 @@ class RowEngine {
   virtual bool quads() const { return false; }
   virtual void refresh_quad(int /*t*/, const int64_t* /*rows*/, const Inputs& /*in*/,
                             const Outputs& /*out*/) {}
+  // A hint, before refresh_quad reaches `row`: start loading what only
+  // this engine knows it will read there. Reads and writes nothing.
+  virtual void prefetch(const Inputs& /*in*/, int64_t /*row*/) const {}
   // The MuJoCo stage functions (Stage bits) a refresh calls: the binding
   // checks, before any row runs, that none of them would reach a global
   // callback that is set (bindings/callback_guard.h). The fast engine

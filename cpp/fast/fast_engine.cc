@@ -29,6 +29,14 @@ FastEngine::Vals FastEngine::row_vals(const Inputs& in, int64_t row) const {
   return v;
 }
 
+void FastEngine::prefetch(const Inputs& in, int64_t row) const {
+  for (int f : sel_.model_fields) {
+    const char* p = reinterpret_cast<const char*>(in.fields[f].row(row));
+    const int64_t bytes = in.fields[f].cols * static_cast<int64_t>(sizeof(double));
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);  // 64-byte lines
+  }
+}
+
 // Never fails, so the message buffer is never written.
 bool FastEngine::refresh_row(int t, int64_t row, const Inputs& in, const Outputs& out,
                              char* /*message*/, std::size_t /*message_size*/) {

@@ -77,7 +77,7 @@
 //   every row: 1.03-1.06x more) and bringing ~1.1 KB of values per row in
 //   from memory (1.12-1.16x more; prefetching them 4-16 rows ahead did not
 //   help). With rows in quads (AVX2) both got faster, the refresh without
-//   fields more (it runs at its memory floor): 1.5-2.1x it. A per-row
+//   fields more (it runs at its memory floor): 1.4-2.1x it. A per-row
 //   sensor_cutoff adds the test of each gathered sensor's cutoff (+14%
 //   when no row sets one) and a split of each pair into rows where one
 //   does (2.5x with cutoffs set on half the sensors of every row).
@@ -186,6 +186,12 @@ class FastEngine final : public RowEngine {
   // Four rows at once in the four lanes of AVX2 registers, where the AVX2
   // build runs (kernel_isa.h): the pair pass's operations per lane.
   bool quads() const override { return avx2_; }
+  // Starts the loads of a row's per-row model field blocks (the refresher
+  // calls it for the next quad's rows). Quadruped tracking refresh with
+  // body_pos, body_quat, jnt_axis per row (~1.1 KB), N=4096, 2-vCPU AMD
+  // EPYC VM, in one process against the same engine without it: 0.91x at 1
+  // thread, 1.0x at 2 (with rows in pairs it did not help: 0.97-1.00x).
+  void prefetch(const Inputs& in, int64_t row) const override;
   void refresh_quad(int t, const int64_t rows[4], const Inputs& in, const Outputs& out) override;
 
   // A frame rigidly attached to a visited body: what sensors and sites read.
