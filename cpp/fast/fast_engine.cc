@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include "fast/emit_pair.h"
@@ -166,31 +165,16 @@ template <int L, bool Avx2>
   State* split[L];
   split[0] = sc.states.data();
   for (int l = 1; l < L; ++l) split[l] = sc.lane_states[l - 1].data();
+  // Four values per step, transposed by the fixed writes' put_lanes
+  // (emit_pair.h); the last step overlaps the one before it (kFields = 22),
+  // rewriting equal values.
+  static_assert(kFields % 4 == 2 && kFields > 4);
   for (int s = 1; s < nslot; ++s) {
     const V* x = reinterpret_cast<const V*>(&st[s]);
-    if constexpr (L == 2) {
-      double* a = reinterpret_cast<double*>(&split[0][s]);
-      double* b = reinterpret_cast<double*>(&split[1][s]);
-      // two values per step: one transposing shuffle pair, 16-byte stores
-      int k = 0;
-      for (; k + 1 < kFields; k += 2) {
-        const V2 lo = __builtin_shufflevector(x[k], x[k + 1], 0, 2);
-        const V2 hi = __builtin_shufflevector(x[k], x[k + 1], 1, 3);
-        std::memcpy(a + k, &lo, sizeof(V2));
-        std::memcpy(b + k, &hi, sizeof(V2));
-      }
-      if (k < kFields) {
-        a[k] = x[k][0];
-        b[k] = x[k][1];
-      }
-    } else {  // four values per step, transposed (emit_pair.h); the last
-      // step overlaps the one before it (kFields = 22), rewriting equal values
-      static_assert(kFields % 4 == 2 && kFields > 4);
-      double* d[4];
-      for (int l = 0; l < L; ++l) d[l] = reinterpret_cast<double*>(&split[l][s]);
-      for (int k = 0; k + 4 <= kFields; k += 4) put_lanes<4>(d, k, x + k);
-      put_lanes<3>(d, kFields - 3, x + kFields - 3);
-    }
+    double* d[L];
+    for (int l = 0; l < L; ++l) d[l] = reinterpret_cast<double*>(&split[l][s]);
+    for (int k = 0; k + 4 <= kFields; k += 4) put_lanes<4>(d, k, x + k);
+    put_lanes<3>(d, kFields - 3, x + kFields - 3);
   }
   for (int l = 0; l < L; ++l) emit(sc, split[l], rows[l], in, v[l], out, false);
 }
@@ -253,7 +237,7 @@ void FastEngine::refresh_quad(int t, const int64_t rows[4], const Inputs& in, co
     half[2 * j1 + 1] = V2{sn[2], sn[3]};
     finite &= cs == cs;
   }
-  bool all = (finite[0] & finite[1] & finite[2] & finite[3]) != 0;
+  bool all = all_lanes(finite);
   if (i < nh) {  // an odd hinge: two lanes, as half_angles
     all = all && all_lanes(half_angle(hinges_[i], Row2{{qpos_a, qpos_b}}, half));
   }

@@ -24,8 +24,8 @@
 //   runs 2051 instructions per row against the baseline's 4298 (pairs in
 //   AVX2, before the quads: 3512); humanoid 4506 against 9710 (python -m
 //   bench.research.instructions, once with MJREFRESH_FAST_ISA=sse2). In
-//   time, 0.70-0.75x the baseline build (python -m bench.research.threads,
-//   its fast-sse2 line).
+//   time, 0.57-0.72x the baseline build (python -m bench.research.threads,
+//   its fast-sse2 line, five runs).
 #pragma once
 
 #include <string>
