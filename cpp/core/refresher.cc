@@ -147,6 +147,7 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   RowEngine& engine = *engine_;
   const bool pairs = engine.pairs();
   const bool quads = engine.quads();
+  const bool hints = engine.prefetches();
   pool_->run(active, [&](int t) {
     const TrapScope trap;  // one handler install per participant, not per row
     Failure& failure = failures[t];
@@ -163,7 +164,9 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       if (quads) {
         for (; i + 3 < end; i += 4) {
           for (int k = 0; k < 4; ++k) prefetch_row(mirror, rows, i + kPrefetchRows + k, end);
-          for (int k = 4; k < 8 && i + k < end; ++k) engine.prefetch(in, rows[i + k]);  // next quad
+          if (hints) {
+            for (int k = 4; k < 8 && i + k < end; ++k) engine.prefetch(in, rows[i + k]);  // next quad
+          }
           engine.refresh_quad(t, rows + i, in, out);
           if (mirror) {
             for (int k = 0; k < 4; ++k) mirror->copy(rows[i + k]);

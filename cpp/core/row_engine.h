@@ -44,7 +44,10 @@ class RowEngine {
   virtual void refresh_quad(int /*t*/, const int64_t* /*rows*/, const Inputs& /*in*/,
                             const Outputs& /*out*/) {}
   // A hint, before refresh_quad reaches `row`: start loading what only
-  // this engine knows it will read there. Reads and writes nothing.
+  // this engine knows it will read there. Reads and writes nothing. The
+  // refresher calls it only where prefetches() is true (read once per call),
+  // so an engine with nothing to load costs no call per row.
+  virtual bool prefetches() const { return false; }
   virtual void prefetch(const Inputs& /*in*/, int64_t /*row*/) const {}
   // The MuJoCo stage functions (Stage bits) a refresh calls: the binding
   // checks, before any row runs, that none of them would reach a global
