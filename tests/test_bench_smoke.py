@@ -194,3 +194,20 @@ def test_posvel_columns(tmp_path):
             assert r["wrong_sensors"] and f"WRONG: {r['contender']}" in proc.stdout
         if r["contender"] not in KNOWN_WRONG | {"python_loop"}:
             assert r["correct"], r
+
+
+def test_model_fields_tool_prints_its_memory_floor():
+    """bench.research.model_fields at its smallest setting: every engine row,
+    the two memory-traffic rows and, per engine, the line putting per-env /
+    template next to its memory floor (no timing assertions)."""
+    cmd = [sys.executable, "-m", "bench.research.model_fields", "--n", "32", "--threads", "1"]
+    cmd += ["--repeats", "1", "--min-sample", "0"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    rows = {tuple(line.split()[:3]) for line in proc.stdout.splitlines()}
+    for engine in ("exact", "fast"):
+        for config in ("template", "perturbed", "per-env", "one-block", "floor"):
+            assert (engine, "1", config) in rows, proc.stdout
+        assert f"{engine} T=1: per-env / template" in proc.stdout
+    assert ("memory", "1", "template") in rows and ("memory", "1", "per-env") in rows
+    assert "(memory per-env / memory template)" in proc.stdout

@@ -4,7 +4,7 @@ over the same number of threads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
@@ -31,16 +31,20 @@ def refresh_traffic(
     qvel: np.ndarray,
     columns: np.ndarray,
     threads: int,
+    per_row: Sequence[np.ndarray] = (),
 ) -> Callable[[], None]:
     """Only the traffic of a refresh of every row: each row's ``qpos``/``qvel``
     read once (numpy sums) and its output ``columns`` (an (N, width) view)
     read and written once in place (``*= 1.0``: the values stay as they are,
     signed zeros and NaNs included; a store to a line not in cache reads it
-    first anyway)."""
+    first anyway). ``per_row``: more (N, ...) arrays each row reads once (per-
+    environment model fields), read like qpos."""
 
     def part(lo: int, hi: int) -> None:
         qpos[lo:hi].sum()
         qvel[lo:hi].sum()
+        for a in per_row:
+            a[lo:hi].sum()
         columns[lo:hi] *= 1.0
 
     return split_rows(qpos.shape[0], threads, part)

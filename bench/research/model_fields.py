@@ -24,6 +24,15 @@ per-environment arrays (numpy sums: the values must come from memory at least
 once; the arithmetic of randomised values is the ``perturbed`` refresh's).
 ``per-env`` at or below ``floor`` reads the values at memory speed.
 
+The ``memory`` rows are the floor of the ratio itself: only the memory traffic
+of a refresh of every row (``bench.common.traffic.refresh_traffic``: each
+row's qpos/qvel read, its 260 columns read and written in place), on the same
+threads, without the values (``template``) and with each row's three value
+blocks read as well (``per-env``). Where the template refresh runs at its
+traffic floor (``python -m bench.research.threads``), ``per-env`` cannot be
+below ``template`` by less than ``memory per-env / memory template``: the
+line after each thread count puts the two ratios side by side.
+
   python -m bench.research.model_fields                    # N=4096, threads 1 and all
   python -m bench.research.model_fields --readme bench/README.md
 """
@@ -37,6 +46,7 @@ import numpy as np
 
 from bench.common.cli import new_parser
 from bench.common.output import print_table
+from bench.common.traffic import refresh_traffic
 from mjrefresh import models
 from mjrefresh.bench import envinfo, timing
 from mjrefresh.bench.states import random_states
@@ -86,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         "one-block": (model, one_block),
     }
     flat = [np.ascontiguousarray(a).reshape(-1) for a in fields.values()]
+    a, b = layout.columns
+    columns = np.zeros((args.n, model.nsensordata))[:, a:b]
 
     def read_fields() -> None:
         for a in flat:
@@ -115,22 +127,36 @@ def main(argv: list[str] | None = None) -> int:
                 )
             perturbed_run = fns[(engine, "perturbed")]
             fns[(engine, "floor")] = lambda run=perturbed_run: (run(), read_fields())
+        fns[("memory", "template")] = refresh_traffic(qpos, qvel, columns, threads)
+        fns[("memory", "per-env")] = refresh_traffic(
+            qpos, qvel, columns, threads, per_row=list(fields.values())
+        )
         calls = {k: timing.calibrate(fn, args.min_sample) for k, fn in fns.items()}
         samples = timing.interleaved(fns, calls, args.repeats, warmup=2)
         med = {k: timing.summary(v)["median_s"] for k, v in samples.items()}
         for (engine, config), s in samples.items():
             st = timing.summary(s)
+            perturbed_ratio = (
+                f"{st['median_s'] / med[(engine, 'perturbed')]:>11.3f}"
+                if (engine, "perturbed") in med
+                else f"{'':>11}"
+            )
             lines.append(
                 f"{engine:<7} {threads:>2} {config:<10} {timing.per_row_text(st, args.n)} "
-                f"{st['median_s'] / med[(engine, 'template')]:>10.3f} "
-                f"{st['median_s'] / med[(engine, 'perturbed')]:>11.3f}"
+                f"{st['median_s'] / med[(engine, 'template')]:>10.3f} {perturbed_ratio}"
             )
+        floor = med[("memory", "per-env")] / med[("memory", "template")]
         for engine in ("exact", "fast"):
             m = {c: med[(engine, c)] for c in ("perturbed", "one-block", "per-env")}
             lines.append(
                 f"  {engine} T={threads}: per-env / perturbed {m['per-env'] / m['perturbed']:.3f}"
                 f" = per-row path {m['one-block'] / m['perturbed']:.3f} (one-block / perturbed)"
                 f" x values' traffic {m['per-env'] / m['one-block']:.3f} (per-env / one-block)"
+            )
+            ratio = med[(engine, "per-env")] / med[(engine, "template")]
+            lines.append(
+                f"  {engine} T={threads}: per-env / template {ratio:.3f}; its memory floor"
+                f" {floor:.3f} (memory per-env / memory template); {ratio / floor:.3f}x that floor"
             )
         for r in engines.values():
             r.close()

@@ -164,8 +164,8 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       if (quads) {
         for (; i + 3 < end; i += 4) {
           for (int k = 0; k < 4; ++k) prefetch_row(mirror, rows, i + kPrefetchRows + k, end);
-          if (hints) {
-            for (int k = 4; k < 8 && i + k < end; ++k) engine.prefetch(in, rows[i + k]);  // next quad
+          if (hints) {  // the next quad's rows
+            for (int k = 4; k < 8 && i + k < end; ++k) engine.prefetch(in, rows[i + k]);
           }
           engine.refresh_quad(t, rows + i, in, out);
           if (mirror) {
