@@ -206,7 +206,7 @@ def test_model_fields_tool_prints_its_memory_floor():
     assert proc.returncode == 0, proc.stderr
     rows = {tuple(line.split()[:3]) for line in proc.stdout.splitlines()}
     for engine in ("exact", "fast"):
-        for config in ("template", "perturbed", "per-env", "one-block", "floor"):
+        for config in ("template", "perturbed", "per-env", "one-block", "packed", "floor"):
             assert (engine, "1", config) in rows, proc.stdout
         assert f"{engine} T=1: per-env / template" in proc.stdout
     assert ("memory", "1", "template") in rows and ("memory", "1", "per-env") in rows

@@ -24,6 +24,11 @@ per-environment arrays (numpy sums: the values must come from memory at least
 once; the arithmetic of randomised values is the ``perturbed`` refresh's).
 ``per-env`` at or below ``floor`` reads the values at memory speed.
 
+``packed`` is ``per-env`` with each row's three value blocks side by side in
+one (N, 137) array (the fields are strided views into it), where a backend's
+expanded arrays lay them out per field: whether packing a row's values next to
+each other changes their cost.
+
 The ``memory`` rows are the floor of the ratio itself: only the memory traffic
 of a refresh of every row (``bench.common.traffic.refresh_traffic``: each
 row's qpos/qvel read, its 260 columns read and written in place), on the same
@@ -67,6 +72,22 @@ def random_fields(model, n: int, seed: int) -> dict[str, np.ndarray]:
     return out
 
 
+def packed_fields(fields: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The same values with each row's blocks side by side in one (N, W) array;
+    each field a strided view into it (no copy)."""
+    n = next(iter(fields.values())).shape[0]
+    widths = [v[0].size for v in fields.values()]
+    packed = np.empty((n, sum(widths)))
+    out, start = {}, 0
+    for (name, vals), w in zip(fields.items(), widths, strict=True):
+        block = packed[:, start : start + w]
+        block[...] = vals.reshape(n, w)
+        out[name] = block.reshape(vals.shape)
+        assert np.shares_memory(out[name], packed), "a view, not a copy"
+        start += w
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the model-fields table; with ``--readme``, write it into that README."""
     import mjrefresh
@@ -94,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         "perturbed": (perturbed, None),
         "per-env": (model, fields),
         "one-block": (model, one_block),
+        "packed": (model, packed_fields(fields)),
     }
     flat = [np.ascontiguousarray(a).reshape(-1) for a in fields.values()]
     a, b = layout.columns
@@ -147,11 +169,12 @@ def main(argv: list[str] | None = None) -> int:
             )
         floor = med[("memory", "per-env")] / med[("memory", "template")]
         for engine in ("exact", "fast"):
-            m = {c: med[(engine, c)] for c in ("perturbed", "one-block", "per-env")}
+            m = {c: med[(engine, c)] for c in ("perturbed", "one-block", "per-env", "packed")}
             lines.append(
                 f"  {engine} T={threads}: per-env / perturbed {m['per-env'] / m['perturbed']:.3f}"
                 f" = per-row path {m['one-block'] / m['perturbed']:.3f} (one-block / perturbed)"
-                f" x values' traffic {m['per-env'] / m['one-block']:.3f} (per-env / one-block)"
+                f" x values' traffic {m['per-env'] / m['one-block']:.3f} (per-env / one-block);"
+                f" packed / per-env {m['packed'] / m['per-env']:.3f}"
             )
             ratio = med[(engine, "per-env")] / med[(engine, "template")]
             lines.append(
