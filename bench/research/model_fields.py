@@ -34,9 +34,11 @@ of a refresh of every row (``bench.common.traffic.refresh_traffic``: each
 row's qpos/qvel read, its 260 columns read and written in place), on the same
 threads, without the values (``template``) and with each row's three value
 blocks read as well (``per-env``). Where the template refresh runs at its
-traffic floor (``python -m bench.research.threads``), ``per-env`` cannot be
-below ``template`` by less than ``memory per-env / memory template``: the
-line after each thread count puts the two ratios side by side.
+traffic floor (``python -m bench.research.threads``), ``per-env / template``
+cannot be below ``memory per-env / memory template``: the line after each
+thread count puts the two ratios side by side. With more than one thread the
+numpy floor runs on Python threads and may be slower than the template
+refresh itself; it bounds nothing then.
 
   python -m bench.research.model_fields                    # N=4096, threads 1 and all
   python -m bench.research.model_fields --readme bench/README.md
