@@ -26,6 +26,26 @@ def split_rows(n: int, threads: int, part: Callable[[int, int], None]) -> Callab
     return run
 
 
+def sensor_columns(model, n: int, columns: tuple[int, int]) -> np.ndarray:
+    """The (n, b - a) view, columns ``columns`` = (a, b), of a zeroed
+    (n, nsensordata) array: output columns with the row stride a refresh of
+    selected sensor columns writes at."""
+    a, b = columns
+    return np.zeros((n, model.nsensordata))[:, a:b]
+
+
+def read_once(arrays: Sequence[np.ndarray], lo: int, hi: int) -> None:
+    """Read rows ``lo:hi`` of each (N, ...) array once (numpy sums)."""
+    for values in arrays:
+        values[lo:hi].sum()
+
+
+def rows_read(arrays: Sequence[np.ndarray], threads: int) -> Callable[[], None]:
+    """A call reading every row of each (N, ...) array once, the rows split
+    over ``threads`` threads like ``refresh_traffic``'s."""
+    return split_rows(arrays[0].shape[0], threads, lambda lo, hi: read_once(arrays, lo, hi))
+
+
 def refresh_traffic(
     qpos: np.ndarray,
     qvel: np.ndarray,
@@ -41,10 +61,7 @@ def refresh_traffic(
     environment model fields), read like qpos."""
 
     def part(lo: int, hi: int) -> None:
-        qpos[lo:hi].sum()
-        qvel[lo:hi].sum()
-        for a in per_row:
-            a[lo:hi].sum()
+        read_once((qpos, qvel, *per_row), lo, hi)
         columns[lo:hi] *= 1.0
 
     return split_rows(qpos.shape[0], threads, part)

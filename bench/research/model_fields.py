@@ -20,8 +20,9 @@ first:
 ``per-env / one-block`` (their memory traffic, ~1.1 KB a row here); the
 tool prints both after each thread count. Its floor, timed in the same run:
 ``floor`` is the ``perturbed`` refresh followed by one pass reading the three
-per-environment arrays (numpy sums: the values must come from memory at least
-once; the arithmetic of randomised values is the ``perturbed`` refresh's).
+per-environment arrays (numpy sums, the rows split over the threads as in
+``refresh_traffic``: the values must come from memory at least once; the
+arithmetic of randomised values is the ``perturbed`` refresh's).
 ``per-env`` at or below ``floor`` reads the values at memory speed.
 
 ``packed`` is ``per-env`` with each row's three value blocks side by side in
@@ -53,7 +54,7 @@ import numpy as np
 
 from bench.common.cli import new_parser
 from bench.common.output import print_table
-from bench.common.traffic import refresh_traffic
+from bench.common.traffic import refresh_traffic, rows_read, sensor_columns
 from mjrefresh import models
 from mjrefresh.bench import envinfo, timing
 from mjrefresh.bench.states import random_states
@@ -119,14 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         "one-block": (model, one_block),
         "packed": (model, packed_fields(fields)),
     }
-    flat = [np.ascontiguousarray(a).reshape(-1) for a in fields.values()]
-    a, b = layout.columns
-    columns = np.zeros((args.n, model.nsensordata))[:, a:b]
-
-    def read_fields() -> None:
-        for a in flat:
-            a.sum()
-
+    columns = sensor_columns(model, args.n, layout.columns)
     lines = [
         f"quadruped tracking, N={args.n}, every row dirty; fields: {', '.join(FIELDS)}",
         f"{'engine':<7} {'T':>2} {'config':<10} {'us/row':>7} {'(min-max)':>15} "
@@ -134,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for threads in args.threads:
         fns, engines = {}, {}
+        read_fields = rows_read(list(fields.values()), threads)
         for engine in ("exact", "fast"):
             for config, (m, values) in configs.items():
                 r = mjrefresh.Refresher(
@@ -150,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                     rows, qpos, qvel, out, **kw
                 )
             perturbed_run = fns[(engine, "perturbed")]
-            fns[(engine, "floor")] = lambda run=perturbed_run: (run(), read_fields())
+            fns[(engine, "floor")] = lambda run=perturbed_run, read=read_fields: (run(), read())
         fns[("memory", "template")] = refresh_traffic(qpos, qvel, columns, threads)
         fns[("memory", "per-env")] = refresh_traffic(
             qpos, qvel, columns, threads, per_row=list(fields.values())

@@ -41,7 +41,7 @@ import numpy as np
 
 from bench.common.cli import new_parser
 from bench.common.output import median_range, print_table
-from bench.common.traffic import refresh_traffic
+from bench.common.traffic import refresh_traffic, sensor_columns
 from mjrefresh import _core
 from mjrefresh.bench import contenders, envinfo
 from mjrefresh.bench.workloads import Problem, make_problem
@@ -78,10 +78,10 @@ if _core.fast_kernel_isa() == "avx2":  # the baseline build, for the A/B line
 def traffic_floor(problem: Problem, threads: int) -> Callable[[], None]:
     """One call doing only the memory traffic of a refresh of every row, on ``threads``
     threads: read each row's qpos/qvel once, write its selected columns once."""
-    sd = np.zeros((problem.n, problem.model.nsensordata))
-    (a, b), *rest = problem.ranges
+    span, *rest = problem.ranges
     assert not rest, "the tracking workload selects one column range"
-    return refresh_traffic(problem.qpos, problem.qvel, sd[:, a:b], threads)
+    columns = sensor_columns(problem.model, problem.n, span)
+    return refresh_traffic(problem.qpos, problem.qvel, columns, threads)
 
 
 def measure(
