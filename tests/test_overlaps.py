@@ -1,7 +1,8 @@
 """One overlap check covers every array a call reads or writes: an array the
 refresh writes (an output, the dirty mask it clears) may share no byte with
 any other array of the call (rows, state, mocap, time, model fields, the
-other outputs). A rejected call raises ValueError naming both and writes
+other outputs), two of its rows may share no byte, and with the MjData-list
+binding no output may lie inside one of the MjData. A rejected call raises ValueError naming both and writes
 nothing; interleaved but disjoint layouts of one buffer (a backend's state
 rows) and stride-0 inputs are refreshed in place.
 
@@ -188,3 +189,82 @@ def test_the_verdict_is_numpys_exact_shares_memory(views):
     tol = 1e-12 if sensordata.dtype == np.float64 else 1e-5
     for c in COLS:
         np.testing.assert_allclose(sensordata[:, c], REF.sensordata[:, c], rtol=tol, atol=tol)
+
+
+@st.composite
+def strided_body_pos(draw):
+    """An (N, 2, 3) body_pos output on one buffer with random row and item
+    strides (elements, either sign): rows may share bytes (a row stride
+    smaller than what a row spans) or interleave without sharing any (items
+    N rows apart: a transposed (2, N, 3) layout)."""
+    item = draw(st.sampled_from([3, 4, -3, -5, 3 * N, -3 * N]))
+    row = draw(st.integers(-4 * N, 4 * N).filter(lambda s: s != 0))
+    offsets = [r * row + i * item for r in (0, N - 1) for i in (0, 1)]
+    buf = np.zeros(max(offsets) - min(offsets) + 3)
+    return np.lib.stride_tricks.as_strided(
+        buf[-min(offsets) :], (N, 2, 3), (8 * row, 8 * item, 8), writeable=True
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(body_pos=strided_body_pos())
+def test_output_rows_sharing_bytes_are_rejected_and_interleaved_rows_refreshed(body_pos):
+    # Rows that share bytes would overwrite each other's values: the verdict
+    # is numpy's exact shares_memory between every pair of rows.
+    shared = any(
+        np.shares_memory(body_pos[i], body_pos[j], max_work=None)
+        for i in range(N)
+        for j in range(i + 1, N)
+    )
+    body_pos.fill(SENTINEL)
+    out = mjrefresh.RefreshOutputs(body_pos=body_pos)
+    r = mjrefresh.Refresher(MODEL, bodies=["a", "b"], num_threads=2)
+    if shared:
+        event("rows share bytes: rejected")
+        with pytest.raises(ValueError, match=r"^out.body_pos: rows alias each other \(row stride"):
+            r.refresh(np.arange(N), STATES["qpos"], STATES["qvel"], out)
+        assert (body_pos == SENTINEL).all()
+        return
+    event("disjoint rows: refreshed")
+    r.refresh(np.arange(N), STATES["qpos"], STATES["qvel"], out)
+    np.testing.assert_allclose(body_pos, REF.outputs(bodies=["a", "b"])["body_pos"], atol=1e-12)
+
+
+def test_sensordata_rows_closer_than_their_width_are_rejected():
+    # Each row 3 values after the last: row 0's columns would be row 1's.
+    base = np.full(MODEL.nsensordata * N, SENTINEL)
+    sd = np.lib.stride_tricks.as_strided(base, (N, MODEL.nsensordata), (24, 8), writeable=True)
+    width = 8 * MODEL.nsensordata
+    with pytest.raises(
+        ValueError,
+        match=rf"^out.sensordata: rows alias each other \(row stride 24 bytes, a row spans "
+        rf"{width} bytes\); expected every row in its own memory: allocate outputs with "
+        r"Refresher.outputs\(N\)$",
+    ):
+        REFRESHER.refresh(
+            np.arange(N), STATES["qpos"], STATES["qvel"], mjrefresh.RefreshOutputs(sensordata=sd)
+        )
+    assert (base == SENTINEL).all()
+
+
+def test_an_output_inside_the_mjdata_of_the_list_is_rejected():
+    # The MjData-list binding reads each row's state from its MjData and
+    # copies results into it: an output viewing that memory (from its qpos
+    # on, or its own sensordata) would overwrite the state or race the copy.
+    d = mujoco.MjData(MODEL)
+    d.qpos[:] = STATES["qpos"][0]
+    d.qvel[:] = STATES["qvel"][0]
+    state = np.concatenate([d.qpos, d.qvel])
+    width = MODEL.nsensordata
+    assert MODEL.nq + MODEL.nv >= width  # from qpos on, inside the MjData's buffer
+    from_qpos = np.lib.stride_tricks.as_strided(d.qpos, (1, width), (8 * width, 8), writeable=True)
+    r = mjrefresh.Refresher(MODEL, sensors=["fp", "gyro"], num_threads=1)
+    for inside in (from_qpos, d.sensordata[None]):
+        with pytest.raises(
+            ValueError,
+            match=r"^out.sensordata: overlaps the memory of datas\[0\], an MjData the call reads "
+            r"state from and copies results into; pass outputs in their own memory "
+            r"\(Refresher.outputs\(N\)\)$",
+        ):
+            mjrefresh.refresh_mjdata(r, [d], out=mjrefresh.RefreshOutputs(sensordata=inside))
+    np.testing.assert_array_equal(np.concatenate([d.qpos, d.qvel]), state)

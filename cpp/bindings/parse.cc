@@ -2,12 +2,19 @@
 
 #include <nanobind/stl/string.h>
 
+#include <cstddef>
 #include <string>
 
 namespace mjrefresh::bind {
 namespace {
 
 std::string quoted(const char* s) { return std::string("'") + s + "'"; }
+
+// The bytes [p, p + size) as a footprint of one row.
+Footprint bytes_at(const void* p, std::size_t size) {
+  const int64_t shape[2] = {1, static_cast<int64_t>(size)}, strides[2] = {shape[1], 1};
+  return Footprint::of(p, 1, 2, shape, strides);
+}
 
 // The value of `name` in the mapping, or an invalid handle for None/missing.
 nb::handle lookup(nb::dict d, const char* name) {
@@ -146,15 +153,23 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     const bool matrix = info.indexed_by == IndexedBy::kSensordata;
     if (matrix) {
       check_shape(name, a, {c.n, items});
-      if (a.size() > 0 && c.n > 1 && a.stride(0) == 0) {
-        value_error(name + ": rows alias each other (row stride 0)");
-      }
     } else {
       check_shape(name, a, {c.n, items, static_cast<int64_t>(info.width)});
-      if (a.size() > 0 && ((c.n > 1 && a.stride(0) == 0) ||
-                           (items > 1 && a.stride(1) < info.width && a.stride(1) > -info.width))) {
-        value_error(name + ": elements alias each other");
+      if (a.size() > 0 && items > 1 && a.stride(1) < info.width && a.stride(1) > -info.width) {
+        value_error("out." + name + ": the items of a row alias each other (item stride " +
+                    std::to_string(a.stride(1) * a.itemsize()) + " bytes, an item is " +
+                    std::to_string(info.width * a.itemsize()) +
+                    " bytes); expected every item in its own memory: allocate outputs with "
+                    "Refresher.outputs(N)");
       }
+    }
+    const Footprint bytes = footprint_of(a);
+    if (rows_overlap(bytes)) {
+      value_error("out." + name + ": rows alias each other (row stride " +
+                  std::to_string(a.stride(0) * a.itemsize()) + " bytes, a row spans " +
+                  std::to_string(bytes.row_bytes.back().hi - bytes.row_bytes.front().lo) +
+                  " bytes); expected every row in its own memory: allocate outputs with "
+                  "Refresher.outputs(N)");
     }
     const bool mirrored = mjdata && info.in_mjdata && (matrix || poses);
     if (mirrored && v.type != OutType::kFloat64) {
@@ -169,7 +184,7 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     v.item_stride = matrix ? 1 : a.stride(1);
     c.out.out[o] = v;
     c.keep.push_back(nb::borrow(obj));
-    c.written.push_back({"out." + name, footprint_of(a)});
+    c.written.push_back({"out." + name, bytes});
   }
 }
 
@@ -272,13 +287,27 @@ CallArrays parse_call(const mjModel* m, const Selection& sel, nb::handle arrays,
 }
 
 CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::handle outputs,
-                                int64_t n, bool poses) {
+                                const MjDataRows& datas, bool poses) {
   const nb::dict d = as_dict("outputs", outputs);
   check_known(d, false);
   CallArrays c;
-  c.n = n;
+  c.n = datas.size();
   parse_outputs(c, m, sel, d, true, poses);
   check_disjoint(c.read, c.written);
+  // Each mjData's state and the fields a refresh copies into live in its
+  // buffer; its arena holds the rest of what a caller could view.
+  for (int64_t r = 0; r < datas.size(); ++r) {
+    const mjData* data = datas.data(r);
+    const Footprint memory[2] = {bytes_at(data->buffer, data->nbuffer),
+                                 bytes_at(data->arena, data->narena)};
+    for (const Touched& w : c.written) {
+      if (overlaps(w.bytes, memory[0]) || overlaps(w.bytes, memory[1])) {
+        value_error(w.name + ": overlaps the memory of datas[" + std::to_string(r) +
+                    "], an MjData the call reads state from and copies results into; pass "
+                    "outputs in their own memory (Refresher.outputs(N))");
+      }
+    }
+  }
   return c;
 }
 

@@ -12,10 +12,11 @@
 //   (bindings/arrays.h) and so is every pair: nothing the call writes may
 //   share a byte with anything else it touches (check_disjoint). Raises
 //   TypeError/ValueError naming the argument; nothing is copied.
-// - parse_mjdata_outputs(m, sel, outputs, n, poses): the outputs of a call
-//   whose inputs live in separate mjData; what the call copies into each
-//   mjData (sensordata; with `poses` the outputs with an mjData field) must
-//   be float64.
+// - parse_mjdata_outputs(m, sel, outputs, datas, poses): the outputs of a
+//   call whose inputs live in separate mjData (datas: one per row); what the
+//   call copies into each mjData (sensordata; with `poses` the outputs with
+//   an mjData field) must be float64, and no output may share a byte with
+//   any of the mjData (their buffer and arena).
 // - The result keeps a reference to every array it views: the views stay
 //   valid as long as it lives. Call with the GIL held.
 #pragma once
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "bindings/arrays.h"
+#include "core/mjdata_rows.h"
 #include "core/selection.h"
 
 namespace mjrefresh::bind {
@@ -45,7 +47,7 @@ struct CallArrays {
 CallArrays parse_call(const mjModel* m, const Selection& sel, nb::handle arrays,
                       nb::handle model_fields, std::optional<int64_t> num_envs);
 CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::handle outputs,
-                                int64_t n, bool poses);
+                                const MjDataRows& datas, bool poses);
 
 // The shape of each output `sel` writes, for `n` rows, by name.
 nb::dict output_shapes(int64_t nsensordata, const Selection& sel, int64_t n);

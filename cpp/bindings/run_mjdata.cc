@@ -44,9 +44,9 @@ void register_mjdata_rows(nb::module_& m, nb::class_<PyRefresher>& refresher) {
       [](nb::handle self, nb::handle datas, nb::handle outputs, bool with_time, bool poses) {
         PyRefresher& r = nb::cast<PyRefresher&>(self);
         const mjModel* model = r.model();  // raises if closed
-        const int64_t n = nb::cast<const MjDataRows&>(datas).size();
+        const MjDataRows& rows = nb::cast<const MjDataRows&>(datas);
         return Bound(nb::borrow(self),
-                     parse_mjdata_outputs(model, r.selection(), outputs, n, poses),
+                     parse_mjdata_outputs(model, r.selection(), outputs, rows, poses),
                      nb::borrow(datas), with_time, poses);
       },
       "datas"_a, "outputs"_a, "with_time"_a, "poses"_a,

@@ -125,4 +125,22 @@ bool overlaps(const Footprint& a, const Footprint& b) {
   return false;
 }
 
+bool rows_overlap(const Footprint& f) {
+  if (f.empty() || f.rows < 2) return false;
+  if (f.row_stride == 0) return true;
+  const int64_t pieces = static_cast<int64_t>(f.row_bytes.size());
+  if (pieces * pieces > Footprint::kMaxWork) return true;  // cannot prove it cheaply
+  // Row i + k (k >= 1; k < 0 is the same pair) is row i shifted by k*s: piece
+  // y of it meets piece x of row i iff x.lo - y.hi < k*s < x.hi - y.lo.
+  const int64_t s = f.row_stride;
+  for (const auto& x : f.row_bytes) {
+    for (const auto& y : f.row_bytes) {
+      const int64_t kmin = std::max<int64_t>(floor_div(x.lo - y.hi, s) + 1, 1);
+      const int64_t kmax = std::min(ceil_div(x.hi - y.lo, s) - 1, f.rows - 1);
+      if (kmin <= kmax) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace mjrefresh

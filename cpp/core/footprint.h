@@ -19,6 +19,10 @@
 //   arithmetic; different row strides walk the rows of the shorter array.
 //   When that walk would exceed kMaxWork steps it answers true (cannot
 //   prove them disjoint), like numpy's shares_memory with max_work.
+// - rows_overlap(f): whether two different rows of one array share a byte
+//   (a row stride of 0, or smaller than what a row spans where the shifted
+//   rows meet), decided exactly from the row intervals like overlaps();
+//   past kMaxWork interval pairs it answers true.
 // - Plain values; no allocation beyond the interval vectors; thread-safe.
 #pragma once
 
@@ -48,5 +52,6 @@ struct Footprint {
 };
 
 bool overlaps(const Footprint& a, const Footprint& b);
+bool rows_overlap(const Footprint& f);
 
 }  // namespace mjrefresh

@@ -7,7 +7,8 @@ namespace mjrefresh {
 MjDataRows::MjDataRows(const mjModel* m, mjData* const* datas, int64_t n)
     : n_(n),
       nsensordata_(m->nsensordata),
-      tables_(int64_t{kNumInputs + int{kNumOutputs}} * n, nullptr) {
+      tables_(int64_t{kNumInputs + int{kNumOutputs}} * n, nullptr),
+      datas_(datas, datas + n) {
   for (int i = 0; i < kNumInputs; ++i) input_size_[i] = input_size(m, i);
   for (int64_t r = 0; r < n; ++r) {
     mjData* d = datas[r];

@@ -49,6 +49,8 @@ class MjDataRows {
   // and every output with an mjData field (io_tables.h) that the model has.
   MjDataRows(const mjModel* m, mjData* const* datas, int64_t n);
   int64_t size() const { return n_; }
+  // Row r's mjData.
+  const mjData* data(int64_t r) const { return datas_[r]; }
   // Inputs whose views read row r from its mjData (time only if `time`).
   Inputs inputs(bool time) const;
   // (n, nsensordata) view writing row r into its mjData's sensordata.
@@ -62,6 +64,7 @@ class MjDataRows {
   int64_t input_size_[kNumInputs];
   int64_t nsensordata_;
   std::vector<double*> tables_;  // kNumInputs + kNumOutputs tables of n_ entries
+  std::vector<const mjData*> datas_;
 };
 
 class MjDataMirror {
