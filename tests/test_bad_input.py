@@ -87,6 +87,14 @@ def assert_untouched(out):
             r"rows: expected a 1-D bool mask or int array",
         ),
         (dict(qpos="x"), TypeError, r"qpos: expected a numpy array"),
+        (
+            dict(rows=None),
+            TypeError,
+            r"^rows: expected int row ids \(a list or an int array\), a slice, an int or a bool "
+            r"mask of length N, got NoneType$",
+        ),
+        (dict(rows={0, 1}), TypeError, r"^rows: expected int row ids .*, got set$"),
+        (dict(rows=8), ValueError, r"rows: expected row ids in \[0, 8\), got 8 at position 0"),
     ],
 )
 def test_bad_call_arguments(setup, change, exc, match):
@@ -323,3 +331,20 @@ def test_no_rows_refreshes_nothing_whatever_the_empty_arrays_strides():
     out = r.outputs(0)
     kw = {"mocap_pos": np.zeros((0, m.nmocap, 3)), "mocap_quat": np.zeros((0, m.nmocap, 4))}
     assert r.refresh(np.arange(0), np.zeros((0, m.nq)), np.zeros((0, m.nv)), out, **kw) == 0
+
+
+@pytest.mark.parametrize(
+    "rows, ids",
+    [(slice(2, 7, 2), [2, 4, 6]), (slice(None, None, -3), [1, 4, 7]), (5, [5]), (slice(9, 20), [])],
+)
+def test_a_slice_or_an_int_refreshes_the_rows_it_names(setup, rows, ids):
+    m, r, st, out = setup
+    want = r.outputs(8)
+    for a in want.arrays().values():
+        a.fill(SENTINEL)  # unselected sensordata columns stay as they were
+    r.refresh(np.array(ids, dtype=np.int64), st["qpos"], st["qvel"], want)
+    assert r.refresh(rows, st["qpos"], st["qvel"], out) == len(ids)
+    others = np.setdiff1d(np.arange(8), ids)
+    for name, a in out.arrays().items():
+        np.testing.assert_array_equal(a[ids], want.arrays()[name][ids])
+        assert (a[others] == SENTINEL).all(), name

@@ -330,6 +330,12 @@ def test_errors_name_the_argument(legged_model, legged_refresher, backend):
         cache.body_pos(env_ids=np.array([0.0, 1.0]))
     with pytest.raises(TypeError, match="env_ids: expected None, an int, a slice"):
         cache.body_pos(env_ids=True)
+    with pytest.raises(
+        TypeError,
+        match=r"^env_ids: expected None, an int, a slice, int row ids \(a list or an int array\) "
+        r"or a bool mask, got set$",
+    ):
+        cache.body_pos(env_ids={0, 1})
     with pytest.raises(ValueError, match=r"rows: expected row ids in \[0, 6\), got 9"):
         cache.mark_stepped([9])
     with pytest.raises(

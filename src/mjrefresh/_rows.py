@@ -4,8 +4,9 @@ Three argument families name rows, each with its own accepted forms and
 wording (pinned by the tests, so callers can rely on them):
 
 * :data:`REFRESH_ROWS` -- ``rows`` of :meth:`Refresher.refresh` and
-  :class:`BoundRefresh`: a bool mask of length N or int row ids; bounds,
-  order and uniqueness are checked by the native core on every call.
+  :class:`BoundRefresh`: a bool mask of length N, int row ids, a slice or
+  one int; bounds, order and uniqueness are checked by the native core on
+  every call.
 * :data:`ENV_IDS` -- ``env_ids``/``rows`` of :class:`StateCache`
   (via :func:`normalize_rows`): also None, an int or a slice; ids may come
   in any order and repeat (a read returns them as asked).
@@ -54,6 +55,8 @@ class RowIdsForm:
         bounds: ``"native"`` (the native core checks bounds, order and
             uniqueness), ``"each"`` (every id in ``[0, N)``) or
             ``"sorted_unique"`` (in ``[0, N)``, strictly increasing).
+        accepts: every accepted form, for the message naming what else was
+            passed.
         any_array_like: convert anything ``np.asarray`` takes (a drop-in for
             an API that does); otherwise lists, tuples and ranges, or arrays
             viewed in place (numpy, DLPack, array interface).
@@ -65,6 +68,7 @@ class RowIdsForm:
     dtype_error: type[Exception]
     int_dtypes: frozenset[np.dtype] | None
     bounds: Literal["native", "each", "sorted_unique"]
+    accepts: str = ""
     any_array_like: bool = False
 
 
@@ -75,6 +79,7 @@ REFRESH_ROWS = RowIdsForm(
     dtype_error=TypeError,
     int_dtypes=None,
     bounds="native",
+    accepts="int row ids (a list or an int array), a slice, an int or a bool mask of length N",
 )
 ENV_IDS = RowIdsForm(
     count="N",
@@ -83,6 +88,7 @@ ENV_IDS = RowIdsForm(
     dtype_error=TypeError,
     int_dtypes=None,
     bounds="each",
+    accepts="None, an int, a slice, int row ids (a list or an int array) or a bool mask",
 )
 SIM_IDS = RowIdsForm(
     count="num_sims",
@@ -116,10 +122,18 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         and rows.flags.aligned
     ):
         return rows  # already what the native core takes (the common case)
+    if form.bounds == "native" and isinstance(rows, slice):
+        start, stop, step = rows.indices(n)
+        ids = np.arange(start, stop, step, dtype=np.int64)
+        return np.ascontiguousarray(ids[::-1]) if step < 0 else ids  # ascending, as the core takes
+    if form.bounds == "native" and is_int(rows):
+        return np.array([int(rows)], dtype=np.int64)  # its bounds: the native core
     if form.any_array_like or isinstance(rows, (list, tuple, range)):
         a = np.asarray(rows)
+    elif any(hasattr(rows, k) for k in ("__array_interface__", "__dlpack__")):
+        a = as_array(name, rows)  # numpy arrays have both
     else:
-        a = as_array(name, rows)
+        raise TypeError(f"{name}: expected {form.accepts}, got {type(rows).__name__}")
     if a.ndim != 1:
         raise ValueError(f"{name}: expected {form.shape_expected}, got shape {a.shape}")
     if a.dtype == np.bool_:

@@ -88,7 +88,8 @@ class BoundRefresh:
         return self.refresh(rows)
 
     def refresh(self, rows: Any) -> int:
-        """Refresh `rows` (sorted unique int ids, or a bool mask of length N).
+        """Refresh `rows`: sorted unique int ids, a slice, an int or a bool
+        mask of length N.
 
         Returns:
             The number of rows refreshed.

@@ -300,8 +300,8 @@ class Refresher:
         """Refresh `rows` and write their outputs into `out`.
 
         Args:
-            rows: sorted unique row ids of any integer dtype, or a bool mask of
-                length N.
+            rows: sorted unique row ids of any integer dtype, a slice, an int,
+                or a bool mask of length N.
             qpos, qvel: ``(N, nq)``/``(N, nv)`` float64 state, last axis
                 contiguous, any row stride (read in place).
             out: the arrays to write (see :meth:`outputs`).

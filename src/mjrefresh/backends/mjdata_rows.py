@@ -135,7 +135,8 @@ def refresh_mjdata(
     Args:
         refresher: what to compute; its model's sizes must match every ``MjData``.
         datas: one ``MjData`` per row.
-        rows: sorted unique row ids, a bool mask of length N, or None (all rows).
+        rows: sorted unique row ids, a slice, an int, a bool mask of length
+            N, or None (all rows).
         out: outputs for N = ``len(datas)`` rows (float64 where copied into
             the ``MjData``); allocated if None.
         write_poses: also copy the body and site poses into each ``MjData``.
