@@ -201,3 +201,66 @@ def test_headline_names_wrong_contenders():
     (line,) = report.headline(results)
     assert line.endswith("WRONG (differ from mj_forward): mjbatch_uni")
     assert line.startswith("robot, step, N=64: fastest mjbatch_uni 7.81 µs/row")
+
+
+MOCAP_CLOCK = """
+<mujoco>
+  <worldbody>
+    <body name="a"><freejoint/><geom size=".1"/><site name="s"/></body>
+    <body name="target" mocap="true" pos="0.3 0.2 0.1" quat="0.8 0.6 0 0">
+      <geom size=".1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <sensor><gyro site="s"/><clock/><framepos objtype="body" objname="target"/></sensor>
+</mujoco>
+"""
+
+
+def test_models_with_mocap_bodies_and_a_clock_are_measured(tmp_path):
+    # The engines get the state every other contender has: the model's mocap
+    # poses and time 0 (they used to fail for want of them, exit status 0).
+    (tmp_path / "m.xml").write_text(MOCAP_CLOCK)
+    engines = ["mjrefresh_fast", "mjrefresh_exact", "python_loop"]
+    proc = bench(
+        "m.xml", "--all-posvel", "--bodies", "a", "target", *SMALL, "--contenders", *engines,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "FAILED" not in proc.stdout and "WRONG" not in proc.stdout
+    head = proc.stdout.strip().splitlines()[-1]
+    assert head.startswith("m, step, N=64: fast engine ") and "exact engine" in head, head
+    assert head.endswith("all outputs match mj_forward"), head
+
+
+def test_an_engine_that_raises_fails_the_run():
+    proc = bench("quadruped", *SMALL[:2], "--threads", "5000", "--contenders", "mjrefresh_fast")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        "FAILED mjrefresh_fast (quadruped N=64 T=5000 step): ValueError: num_threads: expected "
+        "at most 4096, got 5000" in proc.stdout
+    ), proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == (
+        "quadruped: FAILED: mjrefresh_fast (nothing was measured)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--check-rows", "1"], "--check-rows must be at least 2 (the first and last"),
+        (["--tol", "-1"], "--tol must be a max abs error >= 0, got -1.0"),
+        (["--tol", "nan"], "--tol must be a max abs error >= 0, got nan"),
+        (["--repeats", "0"], "--n, --threads and --repeats must be positive"),
+    ],
+)
+def test_bad_numbers_are_option_errors(args, message):
+    proc = bench("quadruped", *args)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_headline_names_failed_contenders():
+    results = [_result("python_loop", 1e-3), _result("mjrefresh_fast", 1e-4)]
+    report.derive(results)
+    failed = [{"contender": "mjrefresh_exact", "model": "robot", "failed": True}]
+    (line,) = report.headline(results, failed)
+    assert line.endswith("all outputs match mj_forward; FAILED: mjrefresh_exact"), line

@@ -32,7 +32,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the microbenchmark; print the table, write the requested files."""
     args = parse_args(argv)
-    results, env = cli.run(args)
+    results, env, skipped = cli.run(args)
     if args.readme:
         write_readme_section(
             args,
@@ -41,4 +41,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv,
             lambda command: markdown_section(results, env, command),
         )
-    return 0
+    return cli.exit_status(results, skipped)

@@ -11,7 +11,10 @@ their sensordata columns.
 
 Every contender's output is checked against ``mj_forward`` on a sample of rows;
 the error is printed next to its time. Timing: warm-up, then interleaved
-repetitions (A B C A B C ...); the median with min-max is reported.
+repetitions (A B C A B C ...); the median with min-max is reported. Every
+contender sees the state of a fresh MjData besides the random qpos/qvel (the
+model's mocap poses, time 0). Exit status 1 when an mjrefresh engine's outputs
+differ from mj_forward or it raised, else 0.
 
   mjrefresh bench --quick                        # embedded models, < 2 min on 2 cores
   mjrefresh bench robot.xml --bodies torso foot_l foot_r --sensors imu_gyro
@@ -146,12 +149,20 @@ def finish_options(args: argparse.Namespace, p: argparse.ArgumentParser) -> argp
     args.threads = sorted(
         set(args.threads or ([1, cores] if args.quick else default_threads(cores)))
     )
-    args.repeats = args.repeats or (5 if args.quick else 9)
+    if args.repeats is None:
+        args.repeats = 5 if args.quick else 9
     args.min_sample = (
         args.min_sample if args.min_sample is not None else (0.005 if args.quick else 0.02)
     )
     if min(args.n) < 1 or min(args.threads) < 1 or args.repeats < 1:
         p.error("--n, --threads and --repeats must be positive")
+    if args.check_rows < 2:
+        p.error(
+            f"--check-rows must be at least 2 (the first and last refreshed rows are always "
+            f"checked), got {args.check_rows}"
+        )
+    if not args.tol >= 0:  # NaN too
+        p.error(f"--tol must be a max abs error >= 0, got {args.tol}")
     if args.model is not None and args.models != list(models.MODELS):
         p.error("give either MODEL or --models, not both")
     return args
@@ -213,21 +224,36 @@ def _print_report(
             if "model" not in s
             else f" ({s['model']} N={s['n']} T={s['threads']} {s['workload']})"
         )
-        print(f"skipped {s['contender']}{where}: {s['reason']}")
+        print(
+            f"{'FAILED' if s.get('failed') else 'skipped'} {s['contender']}{where}: {s['reason']}"
+        )
     for line in wrong_lines(results, args.tol):
         print(line)
     warning = report.busy_warning(results, env)
     if warning:
         print(warning)
     env["busy_warning"] = warning
-    head = report.headline(results)
+    head = report.headline(results, [s for s in skipped if s.get("failed")])
     print("\n".join(head))
     return head
 
 
-def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def exit_status(results: list[dict[str, Any]], skipped: list[dict[str, Any]]) -> int:
+    """1 when an mjrefresh engine gave outputs that differ from mj_forward or
+    raised, else 0. Another package's contender being wrong or raising is
+    reported, not an error of the run: it may not support the model (the
+    per-env loop and mjbatch-uni read stale subtree velocities)."""
+    wrong = any(not r["correct"] and r["contender"].startswith("mjrefresh") for r in results)
+    failed = any(s.get("failed") and s["contender"].startswith("mjrefresh") for s in skipped)
+    return 1 if wrong or failed else 0
+
+
+def run(
+    args: argparse.Namespace,
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """Measure what ``args`` asks for, print the report and write ``--json``
-    and ``--plot``; returns the results and the environment record."""
+    and ``--plot``; returns the results, the environment record and the
+    skipped or failed contenders."""
     problem_sources: list[Source] = sources(args)
     env = envinfo.collect()
     env["threads_requested"] = args.threads
@@ -260,7 +286,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         write_record(args, report.SCHEMA, env, rest, internal=("command", "parser"))
     if args.plot and plot(results, args.plot, env):
         progress(f"wrote {args.plot}")
-    return results, env
+    return results, env, skipped
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -276,6 +302,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace, p: argparse.ArgumentParser) -> int:
-    """Run ``mjrefresh bench`` with parsed ``args`` (``p`` reports option errors)."""
-    run(finish_options(args, p))
-    return 0
+    """Run ``mjrefresh bench`` with parsed ``args`` (``p`` reports option
+    errors); the exit status is :func:`exit_status`'s."""
+    results, _, skipped = run(finish_options(args, p))
+    return exit_status(results, skipped)

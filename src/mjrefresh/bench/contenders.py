@@ -19,6 +19,7 @@ installed; :func:`availability` says why one is skipped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -286,6 +287,12 @@ class _MjrefreshEngine(Contender):
                 engine=self.engine,
             )
         self.out = self.refresher.outputs(problem.n)
+        # The state every other contender and the mj_forward reference see
+        # besides qpos/qvel: a fresh MjData's, i.e. the model's mocap poses
+        # and time 0.
+        self.inputs: dict[str, Any] = {**mjrefresh.model_mocap(problem.model, problem.n)}
+        if self.refresher.plan.needs_time:
+            self.inputs["time"] = 0.0
 
     @property
     def threads_used(self) -> int:
@@ -299,20 +306,20 @@ class _MjrefreshEngine(Contender):
         return self.threads
 
     def prepare(self, mask: np.ndarray) -> Callable[[], None]:
-        r, out = self.refresher, self.out
+        r, out, inputs = self.refresher, self.out, self.inputs
         qpos, qvel = self.problem.qpos, self.problem.qvel
         if mask.all():
             rows = mask.copy()
 
             def run_all() -> None:
-                r.refresh(rows, qpos, qvel, out)
+                r.refresh(rows, qpos, qvel, out, **inputs)
 
             return run_all
         dirty = mask.copy()
 
         def run() -> None:
             np.copyto(dirty, mask)  # refresh_dirty_rows clears the mask it is given
-            r.refresh_dirty_rows(dirty, qpos, qvel, out)
+            r.refresh_dirty_rows(dirty, qpos, qvel, out, **inputs)
 
         return run
 
@@ -356,7 +363,7 @@ class _MjrefreshEngine(Contender):
         or None when the engine has no such hook (only the exact engine)."""
         if self.engine != "exact":
             return None
-        bound = self.refresher.bind(self.problem.qpos, self.problem.qvel, self.out)
+        bound = self.refresher.bind(self.problem.qpos, self.problem.qvel, self.out, **self.inputs)
         return bound.stage_seconds(np.flatnonzero(mask))
 
 

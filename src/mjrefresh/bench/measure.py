@@ -97,7 +97,7 @@ def _build(
             bar.log(
                 f"  {cls.name} failed on {where[0]} N={where[1]} T={threads} {where[3]}: {reason}"
             )
-            skipped.append(_skip(cls.name, *where, reason))
+            skipped.append({**_skip(cls.name, *where, reason), "failed": True})
             continue
         built[cls.name] = (c, fn)
     return built

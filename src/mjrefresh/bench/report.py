@@ -266,11 +266,19 @@ def _speedup(x: float) -> str:
     return f"{x:.0f}x" if x >= 10 else f"{x:.1f}x"
 
 
-def headline(results: list[dict[str, Any]]) -> list[str]:
+def headline(
+    results: list[dict[str, Any]], failed: list[dict[str, Any]] | None = None
+) -> list[str]:
     """One summary line per model: the engines' µs/row at the step workload
-    and largest N, their speedup over the Python loop, and the verdict."""
+    and largest N, their speedup over the Python loop, and the verdict
+    (`failed`: the records of contenders that raised, which it names)."""
     lines = []
-    for model in sorted({r["model"] for r in results}):
+    failed = failed or []
+    for model in sorted({r["model"] for r in results} | {f["model"] for f in failed}):
+        broken = sorted({f["contender"] for f in failed if f["model"] == model})
+        if not any(r["model"] == model for r in results):
+            lines.append(f"{model}: FAILED: {', '.join(broken)} (nothing was measured)")
+            continue
         rs = [r for r in results if r["model"] == model]
         work = "step" if any(r["workload"] == "step" for r in rs) else rs[0]["workload"]
         n = max(r["n"] for r in rs if r["workload"] == work)
@@ -299,6 +307,8 @@ def headline(results: list[dict[str, Any]]) -> list[str]:
             if not wrong
             else f"WRONG (differ from mj_forward): {', '.join(wrong)}"
         )
+        if broken:
+            parts.append(f"FAILED: {', '.join(broken)}")
         lines.append(f"{model}, {work}, N={n}: " + "; ".join(parts))
     return lines
 
