@@ -124,6 +124,13 @@ def test_mjdata_list_errors(legged_model, refresher, datas):
         match=r"datas\[1\]: expected an MjData of the refresher's model \(nq=13, nv=11\), got nq=7, nv=6",  # noqa: E501
     ):
         mjrefresh.bind_mjdata_list(refresher, [datas[0], mujoco.MjData(other)])
+    n = len(datas)
+    with pytest.raises(
+        ValueError,
+        match=rf"^body_pos: expected shape \({n - 1}, 2, 3\), got \({n}, 2, 3\); N = {n - 1} "
+        r"rows is the number of MjData \(len\(datas\)\)$",
+    ):
+        mjrefresh.refresh_mjdata(refresher, datas[:-1], out=refresher.outputs(n))
 
 
 def test_missing_optional_dependencies_say_what_to_install(monkeypatch, refresher):

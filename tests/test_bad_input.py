@@ -250,6 +250,22 @@ def test_clock_requires_time():
             r"cpu_ids: cpu 100000 is not in this process's CPU affinity set",
         ),
         (dict(cpu_ids=[]), ValueError, r"cpu_ids: expected at least one cpu id"),
+        (
+            dict(cpu_ids=[2**70]),
+            ValueError,
+            r"^cpu_ids: cpu 1180591620717411303424 is not in this process's CPU affinity set$",
+        ),
+        (
+            dict(bodies=3.5),
+            TypeError,
+            r"^bodies: expected body names \(str\) or ids \(int\), or a sequence of them, "
+            r"got float$",
+        ),
+        (
+            dict(model_fields=3),
+            TypeError,
+            r"^model_fields: expected mjModel field names \(str\), or a sequence of them, got int$",
+        ),
     ],
 )
 def test_bad_construction(kwargs, exc, match):
@@ -348,3 +364,48 @@ def test_a_slice_or_an_int_refreshes_the_rows_it_names(setup, rows, ids):
     for name, a in out.arrays().items():
         np.testing.assert_array_equal(a[ids], want.arrays()[name][ids])
         assert (a[others] == SENTINEL).all(), name
+
+
+def test_none_selects_nothing_and_numpy_ints_are_ids():
+    m = mujoco.MjModel.from_xml_string(XML)
+    plain = mjrefresh.Refresher(m, bodies=[1, 2], relative_to=1, sensors=[0]).plan
+    numpy_ids = mjrefresh.Refresher(
+        m, bodies=np.array([1, 2]), relative_to=np.int64(1), sensors=[np.int32(0)]
+    ).plan
+    assert numpy_ids.describe() == plain.describe()
+    none = mjrefresh.Refresher(m, bodies=None, sites=None, sensors=["fp"], model_fields=None).plan
+    assert none.describe() == mjrefresh.Refresher(m, sensors=["fp"]).plan.describe()
+
+
+def test_layout_errors_print_signed_strides_and_never_advise_copying_an_output(setup):
+    m, r, st, out = setup
+    with pytest.raises(
+        ValueError,
+        match=r"^qpos: the last axis must be contiguous \(stride 8 bytes\), got stride -8 bytes",
+    ):
+        r.refresh(np.arange(8), st["qpos"][:, ::-1], st["qvel"], out)
+    fortran = np.asfortranarray(np.zeros((8, m.nsensordata)))
+    with pytest.raises(
+        ValueError,
+        match=r"^sensordata: the last axis must be contiguous \(stride 8 bytes\), got stride 64 "
+        r"bytes \(allocate outputs with Refresher.outputs\(N\), or pass views whose rows keep "
+        r"each row's values contiguous\)$",
+    ):
+        r.refresh(
+            np.arange(8), st["qpos"], st["qvel"], mjrefresh.RefreshOutputs(sensordata=fortran)
+        )
+
+
+def test_a_zero_slice_step_is_named():
+    m = mujoco.MjModel.from_xml_string(XML)
+    r = mjrefresh.Refresher(m, bodies=["a"])
+    st = random_states(m, 4)
+    with pytest.raises(
+        ValueError, match=r"^rows: slice step cannot be zero, got slice\(0, 4, 0\)$"
+    ):
+        r.refresh(slice(0, 4, 0), st["qpos"], st["qvel"], r.outputs(4))
+    cache = mjrefresh.bind_arrays(r, st["qpos"], st["qvel"])
+    with pytest.raises(
+        ValueError, match=r"^env_ids: slice step cannot be zero, got slice\(0, 4, 0\)$"
+    ):
+        cache.body_pos("a", env_ids=slice(0, 4, 0))

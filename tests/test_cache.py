@@ -370,6 +370,19 @@ def test_reads_of_unselected_outputs_say_what_to_select(legged_model, backend):
             ValueError, match="name: sensor 'knee_vel' is not refreshed by this cache's refresher"
         ):
             cache.sensor("knee_vel")
+    # A sensor whose columns a sensor_ranges entry covers only in part.
+    quat = next(i for i in range(legged_model.nsensor) if int(legged_model.sensor_dim[i]) > 1)
+    a, d = int(legged_model.sensor_adr[quat]), int(legged_model.sensor_dim[quat])
+    name = legged_model.sensor(quat).name
+    with mjrefresh.Refresher(legged_model, sensor_ranges=[(a, a + 1)], num_threads=1) as r:
+        cache = mjrefresh.bind_arrays(r, **backend.inputs())
+        with pytest.raises(
+            ValueError,
+            match=rf"^name: sensor '{name}' is only partly refreshed \(1 of its {d} columns "
+            rf"{a}-{a + d - 1} are in the refresher's column ranges \[\({a}, {a + 1}\)\]\); "
+            r"select it whole with Refresher\(sensors=\.\.\.\) or a sensor_ranges entry",
+        ):
+            cache.sensor(name)
 
 
 def test_clock_sensor_needs_time():

@@ -73,6 +73,30 @@ def test_plan_compact_on_an_unseen_model(robot_xml: Path):
     assert "bodies: torso, arm" in lines
 
 
+def test_plan_takes_ids_where_no_object_has_that_name(robot_xml: Path):
+    # --bodies/--sites/--sensors/--relative-to take names or ids (their help).
+    by_name = run("plan", str(robot_xml), "--bodies", "arm", "--relative-to", "torso",
+                  "--sites", "hand", "--sensors", "gyro")  # fmt: skip
+    by_id = run("plan", str(robot_xml), "--bodies", "2", "--relative-to", "1",
+                "--sites", "1", "--sensors", "1")  # fmt: skip
+    assert by_name.returncode == 0 and by_id.returncode == 0, by_id.stderr
+    assert by_id.stdout == by_name.stdout
+    assert "bodies: arm" in by_id.stdout
+
+
+def test_plan_all_posvel_on_a_model_without_such_sensors_says_so(tmp_path: Path):
+    bare = tmp_path / "bare.xml"
+    bare.write_text(
+        "<mujoco><worldbody><body><freejoint/><geom size='.1'/></body></worldbody></mujoco>"
+    )
+    res = run("plan", str(bare), "--all-posvel")
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert (
+        "mjrefresh plan: --all-posvel: the model has no position/velocity-stage sensor a refresh "
+        "computes (0 refused); select --bodies or --sites" in res.stderr
+    ), res.stderr
+
+
 def test_plan_all_posvel_lists_refused_sensors(robot_xml: Path):
     res = run("plan", str(robot_xml), "--all-posvel")
     assert res.returncode == 0, res.stderr

@@ -146,3 +146,11 @@ def test_bad_states_are_refused_naming_them():
         mjrefresh.state_views(m, traj, spec)
     with pytest.raises(TypeError, match=r"spec: expected a mujoco.mjtState value"):
         mjrefresh.state_views(m, rows, "fullphysics")
+    every = int(S.mjSTATE_INTEGRATION)
+    for bad in (-1, every + 1):
+        with pytest.raises(
+            ValueError,
+            match=rf"^spec: expected a mujoco.mjtState value or a union of them \(bits within "
+            rf"{every:#x}\), got {bad}$",
+        ):
+            mjrefresh.state_views(m, rows, bad)

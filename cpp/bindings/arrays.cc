@@ -160,7 +160,7 @@ void check_float64(const std::string& name, const InArray& a) {
 
 template <class A>
 void check_shape(const std::string& name, const A& a, std::initializer_list<int64_t> dims,
-                 bool n_from_qpos) {
+                 const char* n_origin) {
   bool ok = a.ndim() == dims.size();
   size_t i = 0;
   for (int64_t d : dims) {
@@ -171,26 +171,31 @@ void check_shape(const std::string& name, const A& a, std::initializer_list<int6
     // Say where N came from when the rows are what disagree.
     const int64_t n = *dims.begin();
     const bool rows_differ = a.ndim() == 0 || static_cast<int64_t>(a.shape(0)) != n;
-    const std::string origin =
-        name == "qpos" || !n_from_qpos || !rows_differ
-            ? ""
-            : "; N = " + std::to_string(n) + " rows is set by qpos (its first axis)";
+    const std::string origin = name == "qpos" || n_origin == nullptr || !rows_differ
+                                   ? ""
+                                   : "; N = " + std::to_string(n) + " rows is " + n_origin;
     value_error(name + ": expected shape " + shape_text(dims) + ", got " + shape_of(a) + origin);
   }
   // The last axis must be contiguous (unless it has a single element; an
   // empty array has no layout: numpy gives it any strides, 0 included).
   if (a.size() > 0 && a.ndim() >= 1 && a.shape(a.ndim() - 1) > 1 && a.stride(a.ndim() - 1) != 1) {
-    value_error(name + ": the last axis must be contiguous (stride " +
-                std::to_string(a.itemsize()) + " bytes), got stride " +
-                std::to_string(a.stride(a.ndim() - 1) * a.itemsize()) +
-                " bytes (np.ascontiguousarray(" + name +
-                ") makes a contiguous copy; a backend's row views must keep each row's "
-                "values contiguous)");
+    const auto itemsize = static_cast<int64_t>(a.itemsize());
+    // A copy of an output would never receive the results: no copy hint there.
+    const std::string fix = std::is_same_v<A, OutArray>
+                                ? "allocate outputs with Refresher.outputs(N), or pass views "
+                                  "whose rows keep each row's values contiguous"
+                                : "np.ascontiguousarray(" + name +
+                                      ") makes a contiguous copy; a backend's row views must "
+                                      "keep each row's values contiguous";
+    value_error(name + ": the last axis must be contiguous (stride " + std::to_string(itemsize) +
+                " bytes), got stride " + std::to_string(a.stride(a.ndim() - 1) * itemsize) +
+                " bytes (" + fix + ")");
   }
 }
-template void check_shape(const std::string&, const InArray&, std::initializer_list<int64_t>, bool);
+template void check_shape(const std::string&, const InArray&, std::initializer_list<int64_t>,
+                          const char*);
 template void check_shape(const std::string&, const OutArray&, std::initializer_list<int64_t>,
-                          bool);
+                          const char*);
 
 OutType out_type(const std::string& name, const OutArray& a) {
   if (a.dtype() == nb::dtype<double>()) return OutType::kFloat64;

@@ -59,14 +59,17 @@ OutArray view_out(const std::string& name, nb::handle obj);
 MaskArray view_mask(nb::handle obj, int64_t n);
 
 void check_float64(const std::string& name, const InArray& a);
-// Exactly `dims`, last axis contiguous; `n_from_qpos`: say where N came from.
+// Exactly `dims`, last axis contiguous; `n_origin` ("N = ... rows is
+// <n_origin>"): where N came from, said when the rows disagree (nullptr: not
+// said).
+inline constexpr const char* kNFromQpos = "set by qpos (its first axis)";
 template <class A>
 void check_shape(const std::string& name, const A& a, std::initializer_list<int64_t> dims,
-                 bool n_from_qpos = true);
+                 const char* n_origin = kNFromQpos);
 extern template void check_shape(const std::string&, const InArray&, std::initializer_list<int64_t>,
-                                 bool);
+                                 const char*);
 extern template void check_shape(const std::string&, const OutArray&,
-                                 std::initializer_list<int64_t>, bool);
+                                 std::initializer_list<int64_t>, const char*);
 OutType out_type(const std::string& name, const OutArray& a);
 
 // Sorted, unique row ids in [0, n), copied: the call reads its own copy,

@@ -58,7 +58,7 @@ void check_known(nb::dict arrays, bool inputs_allowed) {
 
 // The view of input `i` (given as `obj`) for n rows.
 RowView<const double> input_view(CallArrays& c, const mjModel* m, int i, nb::handle obj,
-                                 bool n_from_qpos) {
+                                 const char* n_origin) {
   const InputInfo& info = kInputs[i];
   const std::string name = info.name;
   const int64_t n = c.n;
@@ -87,10 +87,10 @@ RowView<const double> input_view(CallArrays& c, const mjModel* m, int i, nb::han
   }
   const int64_t items = info.items(m);
   if (info.width == 1) {
-    check_shape(name, a, {n, items}, n_from_qpos);
+    check_shape(name, a, {n, items}, n_origin);
     return {data, n, items, stride};
   }
-  check_shape(name, a, {n, items, info.width}, n_from_qpos);
+  check_shape(name, a, {n, items, info.width}, n_origin);
   if (a.size() > 0 && items > 1 && a.stride(1) != info.width) {
     value_error(name + ": each row must be contiguous (" + std::to_string(items) + "x" +
                 std::to_string(info.width) + " values)");
@@ -134,12 +134,12 @@ void parse_inputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::dic
       continue;
     }
     if (items == 0) continue;  // mocap arrays of a model without mocap bodies: unused
-    c.in.in[i] = input_view(c, m, i, obj, !num_envs);
+    c.in.in[i] = input_view(c, m, i, obj, num_envs ? nullptr : kNFromQpos);
   }
 }
 
 void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::dict arrays,
-                   bool mjdata, bool poses) {
+                   bool mjdata, bool poses, const char* n_origin) {
   for (int o = 0; o < kNumOutputs; ++o) {
     const OutputInfo& info = kOutputs[o];
     nb::handle obj = lookup(arrays, info.name);
@@ -152,13 +152,14 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     v.type = out_type(name, a);
     const bool matrix = info.indexed_by == IndexedBy::kSensordata;
     if (matrix) {
-      check_shape(name, a, {c.n, items});
+      check_shape(name, a, {c.n, items}, n_origin);
     } else {
-      check_shape(name, a, {c.n, items, static_cast<int64_t>(info.width)});
+      check_shape(name, a, {c.n, items, static_cast<int64_t>(info.width)}, n_origin);
       if (a.size() > 0 && items > 1 && a.stride(1) < info.width && a.stride(1) > -info.width) {
         value_error("out." + name + ": the items of a row alias each other (item stride " +
-                    std::to_string(a.stride(1) * a.itemsize()) + " bytes, an item is " +
-                    std::to_string(info.width * a.itemsize()) +
+                    std::to_string(a.stride(1) * static_cast<int64_t>(a.itemsize())) +
+                    " bytes, an item is " +
+                    std::to_string(info.width * static_cast<int64_t>(a.itemsize())) +
                     " bytes); expected every item in its own memory: allocate outputs with "
                     "Refresher.outputs(N)");
       }
@@ -166,7 +167,8 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     const Footprint bytes = footprint_of(a);
     if (rows_overlap(bytes)) {
       value_error("out." + name + ": rows alias each other (row stride " +
-                  std::to_string(a.stride(0) * a.itemsize()) + " bytes, a row spans " +
+                  std::to_string(a.stride(0) * static_cast<int64_t>(a.itemsize())) +
+                  " bytes, a row spans " +
                   std::to_string(bytes.row_bytes.back().hi - bytes.row_bytes.front().lo) +
                   " bytes); expected every row in its own memory: allocate outputs with "
                   "Refresher.outputs(N)");
@@ -280,7 +282,7 @@ CallArrays parse_call(const mjModel* m, const Selection& sel, nb::handle arrays,
   check_known(d, true);
   CallArrays c;
   parse_inputs(c, m, sel, d, num_envs);
-  parse_outputs(c, m, sel, d, false, false);
+  parse_outputs(c, m, sel, d, false, false, num_envs ? nullptr : kNFromQpos);
   parse_fields(c, m, sel, model_fields);
   check_disjoint(c.read, c.written);
   return c;
@@ -292,7 +294,7 @@ CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::hand
   check_known(d, false);
   CallArrays c;
   c.n = datas.size();
-  parse_outputs(c, m, sel, d, true, poses);
+  parse_outputs(c, m, sel, d, true, poses, "the number of MjData (len(datas))");
   check_disjoint(c.read, c.written);
   // Each mjData's state and the fields a refresh copies into live in its
   // buffer; its arena holds the rest of what a caller could view.

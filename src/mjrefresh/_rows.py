@@ -123,7 +123,7 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     ):
         return rows  # already what the native core takes (the common case)
     if form.bounds == "native" and isinstance(rows, slice):
-        start, stop, step = rows.indices(n)
+        start, stop, step = _slice_indices(name, rows, n)
         ids = np.arange(start, stop, step, dtype=np.int64)
         return np.ascontiguousarray(ids[::-1]) if step < 0 else ids  # ascending, as the core takes
     if form.bounds == "native" and is_int(rows):
@@ -161,6 +161,14 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     return ids
 
 
+def _slice_indices(name: str, rows: slice, n: int) -> tuple[int, int, int]:
+    """``rows.indices(n)``, or the error naming `name`."""
+    try:
+        return rows.indices(n)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}, got {rows!r}") from None
+
+
 def _min_max(ids: np.ndarray) -> tuple[int, int]:
     """Smallest and largest of the non-empty `ids`."""
     if ids.size <= 32:  # Python's min/max beat two numpy reductions on a few ids
@@ -185,6 +193,7 @@ def normalize_rows(name: str, rows: Any, n: int) -> int | slice | np.ndarray:
             raise ValueError(f"{name}: expected a row id in [0, {n}), got {r}")
         return r
     if isinstance(rows, slice):
+        _slice_indices(name, rows, n)
         return rows
     if isinstance(rows, (bool, np.bool_, str, bytes, float)):
         raise TypeError(

@@ -245,6 +245,17 @@ class StateCache(CacheLifecycle):
                 "sensordata is its own array, which holds no physics results (pass the "
                 "backend's sensordata to read it)"
             )
+        adr, dim = int(model.sensor_adr[sid]), int(model.sensor_dim[sid])
+        covered = sum(
+            max(0, min(b, adr + dim) - max(a, adr)) for a, b in self._refresher.plan.column_ranges
+        )
+        if covered:
+            raise ValueError(
+                f"name: sensor {label!r} is only partly refreshed ({covered} of its {dim} "
+                f"columns {adr}-{adr + dim - 1} are in the refresher's column ranges "
+                f"{list(self._refresher.plan.column_ranges)}); select it whole with "
+                "Refresher(sensors=...) or a sensor_ranges entry covering it"
+            )
         raise ValueError(
             f"name: sensor {label!r} is not refreshed by this cache's refresher "
             f"(it selects {self._refresher.plan.sensor_names}); add it to Refresher(sensors=...)"

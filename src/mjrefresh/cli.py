@@ -24,7 +24,7 @@ import mujoco
 
 from . import _build_info, models
 from ._native import core as _core
-from .model_args import add_selection_args, load_model, posvel_sensors
+from .model_args import add_selection_args, load_model, name_or_id, posvel_sensors
 from .plan import PlanError, sensor_label
 from .refresher import Refresher
 
@@ -127,13 +127,27 @@ def _ranges(ids: Sequence[int]) -> str:
 def plan_text(args: argparse.Namespace) -> str:
     """The report of ``mjrefresh plan``."""
     model = load_model(args.model)
+    obj = mujoco.mjtObj
+
+    def given(items: list[str] | None, kind: mujoco.mjtObj) -> list[str | int]:
+        return [name_or_id(model, kind, item) for item in items or ()]
+
     refused: dict[int, str] = {}
-    sensors: list[str | int] | None = list(args.sensors) if args.sensors else None
+    sensors: list[str | int] | None = given(args.sensors, obj.mjOBJ_SENSOR) or None
     if args.all_posvel:
         ok, refused = posvel_sensors(model)
         sensors = [*ok, *(sensors or [])]
-    bodies = args.bodies or []
-    if not (bodies or args.sites or sensors):
+    bodies = given(args.bodies, obj.mjOBJ_BODY)
+    sites = given(args.sites, obj.mjOBJ_SITE)
+    relative_to = (
+        None if args.relative_to is None else name_or_id(model, obj.mjOBJ_BODY, args.relative_to)
+    )
+    if not (bodies or sites or sensors):
+        if args.all_posvel:
+            raise SystemExit(
+                f"mjrefresh plan: --all-posvel: the model has no position/velocity-stage sensor "
+                f"a refresh computes ({len(refused)} refused); select --bodies or --sites"
+            )
         raise SystemExit(
             "mjrefresh plan: select something: --bodies, --sites, --sensors or --all-posvel"
         )
@@ -141,8 +155,8 @@ def plan_text(args: argparse.Namespace) -> str:
         with Refresher(
             model,
             bodies=bodies,
-            relative_to=args.relative_to,
-            sites=args.sites or (),
+            relative_to=relative_to,
+            sites=sites,
             sensors=sensors,
             engine=args.engine,
             num_threads=1,

@@ -38,6 +38,15 @@ def posvel_sensors(model: mujoco.MjModel) -> tuple[list[int], dict[int, str]]:
     return [i for i in posvel if i not in refused], {i: refused[i] for i in posvel if i in refused}
 
 
+def name_or_id(model: mujoco.MjModel, obj: mujoco.mjtObj, item: str) -> str | int:
+    """A command-line ``item`` of one kind of object: the name when the model
+    has an object so named, else a decimal number as an id (``--bodies 1``),
+    else the name (which the Refresher then reports as unknown)."""
+    if mujoco.mj_name2id(model, obj, item) < 0 and item.isdecimal():
+        return int(item)
+    return item
+
+
 def add_selection_args(p: argparse.ArgumentParser, posvel_note: str = "") -> None:
     """``--bodies``, ``--sites`` and ``--sensors`` | ``--all-posvel`` (what
     ``plan`` and ``bench`` select); ``posvel_note`` ends the last one's help."""

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import mujoco
+import numpy as np
 
 from ._native import core as _core
 from ._rows import is_int
@@ -180,17 +181,24 @@ def _listing(items: Sequence[str], verbose: bool, limit: int = 6) -> str:
 def resolve_ids(
     model: mujoco.MjModel,
     objtype: mujoco.mjtObj,
-    items: Iterable[str | int],
+    items: Iterable[str | int] | None,
     count: int,
     argument: str,
     kind: str,
 ) -> tuple[int, ...]:
-    """Turn names or ids into ids, with a ValueError naming `argument`."""
-    if isinstance(items, (str, int)):
+    """Turn names or ids (None: none) into ids, with a ValueError naming `argument`."""
+    if items is None:
+        return ()
+    if isinstance(items, (str, int, np.integer)):
         items = (items,)
+    if not isinstance(items, Iterable):
+        raise TypeError(
+            f"{argument}: expected {kind} names (str) or ids (int), or a sequence of them, "
+            f"got {type(items).__name__}"
+        )
     ids: list[int] = []
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, (str, int)):
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, int, np.integer)):
             raise TypeError(
                 f"{argument}: expected {kind} names (str) or ids (int), "
                 f"got {type(item).__name__} {item!r}"
@@ -258,13 +266,13 @@ def _check_ranges(model: mujoco.MjModel, sensor_ranges: object) -> list[tuple[in
 def build_plan(
     model: mujoco.MjModel,
     *,
-    bodies: Iterable[str | int] = (),
+    bodies: Iterable[str | int] | None = (),
     relative_to: str | int | None = None,
-    sites: Iterable[str | int] = (),
+    sites: Iterable[str | int] | None = (),
     sensors: Iterable[str | int] | None = None,
     sensor_ranges: object = None,
     engine: str = "auto",
-    model_fields: Iterable[str] = (),
+    model_fields: Iterable[str] | None = (),
 ) -> RefreshPlan:
     """Plan a refresh of the given selection on `model` (see RefreshPlan).
 
@@ -391,9 +399,18 @@ def _add_implied_stages(model: mujoco.MjModel, reasons: dict[str, list[str]]) ->
         reasons["fwdVelocity"].extend(reasons.pop("comVel", []))
 
 
-def _check_model_fields(model: mujoco.MjModel, model_fields: Iterable[str]) -> tuple[str, ...]:
+def _check_model_fields(
+    model: mujoco.MjModel, model_fields: Iterable[str] | None
+) -> tuple[str, ...]:
+    if model_fields is None:
+        return ()
     if isinstance(model_fields, str):
         model_fields = (model_fields,)
+    if not isinstance(model_fields, Iterable):
+        raise TypeError(
+            "model_fields: expected mjModel field names (str), or a sequence of them, "
+            f"got {type(model_fields).__name__}"
+        )
     fields: list[str] = []
     for name in model_fields:
         if not isinstance(name, str):

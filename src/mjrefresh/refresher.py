@@ -59,7 +59,7 @@ def _check_cpu_ids(cpu_ids: object) -> list[int]:
     for c in cpu_ids:
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
             raise TypeError(f"cpu_ids: expected ints, got {type(c).__name__} {c!r}")
-        if not _core.cpu_in_affinity(int(c)):
+        if not 0 <= int(c) < 2**31 or not _core.cpu_in_affinity(int(c)):
             raise ValueError(f"cpu_ids: cpu {int(c)} is not in this process's CPU affinity set")
         ids.append(int(c))
     if not ids:
@@ -96,8 +96,10 @@ class Refresher:
 
     Args:
         model: the ``mujoco.MjModel`` every row shares.
-        bodies: bodies (names or ids) whose world pose and velocity are
-            written to the body outputs (:class:`RefreshOutputs`).
+        bodies: bodies (names or ids, numpy ints included) whose world pose
+            and velocity are written to the body outputs
+            (:class:`RefreshOutputs`). None, like ``()``, selects none; so
+            for `sites`, `sensors` and `model_fields`.
         relative_to: optional body; also write the relative body outputs
             (pose of `bodies` in this body's frame).
         sites: sites whose world pose is written to the site outputs.
@@ -127,15 +129,15 @@ class Refresher:
     def __init__(
         self,
         model: mujoco.MjModel,
-        bodies: Iterable[str | int] = (),
+        bodies: Iterable[str | int] | None = (),
         relative_to: str | int | None = None,
-        sites: Iterable[str | int] = (),
+        sites: Iterable[str | int] | None = (),
         sensors: Iterable[str | int] | None = None,
         sensor_ranges: Sequence[tuple[int, int]] | None = None,
         num_threads: int = 0,
         cpu_ids: Sequence[int] | None = None,
         engine: str = "auto",
-        model_fields: Iterable[str] = (),
+        model_fields: Iterable[str] | None = (),
     ) -> None:
         if not isinstance(model, mujoco.MjModel):
             raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}")

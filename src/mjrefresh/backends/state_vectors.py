@@ -50,6 +50,12 @@ def _spec_bits(spec: Any) -> int:
             f"spec: expected a mujoco.mjtState value (e.g. mjSTATE_FULLPHYSICS), got "
             f"{type(spec).__name__}"
         )
+    every = int(_STATE.mjSTATE_INTEGRATION)  # the union of every state component
+    if int(spec) < 0 or int(spec) & ~every:
+        raise ValueError(
+            f"spec: expected a mujoco.mjtState value or a union of them (bits within "
+            f"{every:#x}), got {int(spec)}"
+        )
     return int(spec)
 
 

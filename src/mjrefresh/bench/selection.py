@@ -25,7 +25,7 @@ from mjrefresh.bench.workloads import (
     make_problem,
     sensor_ranges,
 )
-from mjrefresh.model_args import load_model, posvel_sensors
+from mjrefresh.model_args import load_model, name_or_id, posvel_sensors
 from mjrefresh.plan import refresh_refusals
 
 _SENS, _OBJ = mujoco.mjtSensor, mujoco.mjtObj
@@ -66,7 +66,8 @@ def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, what: str, items: Sequence[s
     one = _SINGULAR[what]
     out = []
     for item in items:
-        i = int(item) if item.isdigit() else mujoco.mj_name2id(model, obj, item)
+        named = name_or_id(model, obj, item)
+        i = named if isinstance(named, int) else mujoco.mj_name2id(model, obj, named)
         if not 0 <= i < count:
             raise SystemExit(
                 f"mjrefresh bench: --{what}: no {one} {item!r} in the model "

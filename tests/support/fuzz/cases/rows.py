@@ -11,8 +11,8 @@ from support.fuzz.cases.suite import family
 
 @family(1.0)
 def gen_rows(rng: random.Random) -> str:
-    """Row ids of every integer dtype; out of range, negative, unsorted,
-    duplicate; bool masks of the wrong length; odd containers."""
+    """Row ids of every integer dtype, one id, slices; out of range, negative,
+    unsorted, duplicate; bool masks of the wrong length; odd containers."""
     n = rng.choice((1, 3, 6, 9))
     code, info = setup(rng, n=n)
     method = rng.choice(("refresh", "bound", "bound_call"))
@@ -32,6 +32,8 @@ def gen_rows(rng: random.Random) -> str:
             "float",
             "2d",
             "scalar",
+            "slice",
+            "zero_step",
             "none",
             "object",
             "strided",
@@ -56,6 +58,8 @@ def gen_rows(rng: random.Random) -> str:
         "float": f"np.array({ids!r}, dtype=np.float64)",
         "2d": f"np.array({ids!r}, dtype=np.{dt}).reshape(1, -1)",
         "scalar": f"np.{dt}({ids[0] if ids else 0})",
+        "slice": f"slice({rng.randint(-n, n)}, {rng.randint(-n, 2 * n)}, {rng.choice((1, 2, -1, -3))})",
+        "zero_step": "slice(0, None, 0)",
         "none": "None",
         "object": f"np.array({ids!r}, dtype=object)",
         "strided": f"np.repeat(np.array({ids!r}, dtype=np.{dt}), 2)[::2]",

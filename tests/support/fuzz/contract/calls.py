@@ -90,8 +90,13 @@ def _intended_ids(method: str, args: Mapping[str, Any]) -> np.ndarray | None:
     """The row ids a valid call selects, read before the call."""
     key = "dirty" if method.endswith("dirty") or method == "refresh_dirty_rows" else "rows"
     sel = args.get(key)
+    if isinstance(sel, slice) and sel.step != 0:  # a valid call's n rows are qpos's
+        start, stop, step = sel.indices(len(args["qpos"]))
+        return np.sort(np.arange(start, stop, step, dtype=np.int64))
     try:
         a = np.array(sel)
+        if a.ndim == 0 and a.dtype.kind in "iu":
+            a = a.reshape(1)  # one row id
     except Exception:  # noqa: BLE001 - an unparsable selection is never valid
         return None
     if a.ndim != 1:

@@ -195,7 +195,13 @@ def expectation(
 
     if method in ("refresh", "bound", "bound_call"):
         sel = args.get("rows")
-        if not isinstance(sel, (np.ndarray, list, tuple, range)):
+        if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
+            if n is None or not 0 <= int(sel) < n:  # one row id
+                broken.add("rows")
+        elif isinstance(sel, slice):
+            if sel.step == 0:
+                broken.add("rows")
+        elif not isinstance(sel, (np.ndarray, list, tuple, range)):
             broken.add("rows")
         else:
             try:
