@@ -190,3 +190,33 @@ def test_a_row_that_overflows_the_stack_is_that_rows_refresh_error():
     """)
     assert res.returncode == 0, res.stderr
     assert "RefreshError:" in res.stdout and "stack overflow at mj_collision" in res.stdout
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("MJREFRESH_UNDER_ASAN")),
+    reason="AddressSanitizer's allocator aborts the process when an address-space limit "
+    "refuses an allocation (by design); the plain build runs this test",
+)
+def test_a_call_whose_row_copy_does_not_fit_raises_memory_error_naming_bytes():
+    # A call copies its row ids (its own copy: no later write can change
+    # them); 2^28 ids need 2 GiB, refused by the address-space limit.
+    res = run_child("""
+        import resource, sys
+        import numpy as np, mjrefresh
+        m = mjrefresh.models.quadruped()
+        r = mjrefresh.Refresher(m, bodies=["base"], num_threads=1)
+        qpos, qvel, out = np.tile(m.qpos0, (4, 1)), np.zeros((4, m.nv)), r.outputs(4)
+        rows = np.zeros(1 << 28, dtype=np.int64)  # address space only: pages never touched
+        vm = [int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize")][0]
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+        try:
+            r.refresh(rows, qpos, qvel, out)
+        except MemoryError as exc:
+            print("MemoryError:", exc)
+            sys.exit(3)
+    """)
+    assert res.returncode == 3, (res.returncode, res.stdout, res.stderr)
+    assert res.stdout.strip() == (
+        "MemoryError: rows: cannot allocate 2147483648 bytes for the call's copy of 268435456 "
+        "row ids; refresh fewer rows per call"
+    )

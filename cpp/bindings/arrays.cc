@@ -2,7 +2,10 @@
 
 #include <nanobind/stl/string.h>
 
+#include <new>
 #include <sstream>
+
+#include "core/trapped_alloc.h"
 
 namespace mjrefresh::bind {
 namespace {
@@ -208,7 +211,14 @@ std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n) {
   const int64_t* r = rows.data();
   const int64_t count = static_cast<int64_t>(rows.shape(0));
   const int64_t stride = rows.stride(0);
-  std::vector<int64_t> ids(count);
+  std::vector<int64_t> ids;
+  try {
+    ids.resize(count);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("rows: cannot allocate " + std::to_string(count * 8) +
+                      " bytes for the call's copy of " + std::to_string(count) +
+                      " row ids; refresh fewer rows per call");
+  }
   for (int64_t i = 0; i < count; ++i) {
     const int64_t v = r[i * stride];
     if (v < 0 || v >= n) {
@@ -229,8 +239,13 @@ std::vector<int64_t> mask_rows(const MaskArray& mask) {
   const int64_t n = static_cast<int64_t>(mask.shape(0));
   const int64_t stride = mask.stride(0);
   std::vector<int64_t> ids;
-  for (int64_t r = 0; r < n; ++r) {
-    if (m[r * stride]) ids.push_back(r);
+  try {
+    for (int64_t r = 0; r < n; ++r) {
+      if (m[r * stride]) ids.push_back(r);
+    }
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("dirty: cannot allocate the row ids of a mask of " + std::to_string(n) +
+                      " rows; refresh fewer rows per call");
   }
   return ids;
 }

@@ -74,6 +74,8 @@ OutType out_type(const std::string& name, const OutArray& a);
 
 // Sorted, unique row ids in [0, n), copied: the call reads its own copy,
 // so neither its writes nor another thread can change the ids under it.
+// A copy that cannot be allocated throws OutOfMemory (MemoryError naming
+// the bytes), as does mask_rows.
 std::vector<int64_t> checked_rows(const RowsArray& rows, int64_t n);
 // The rows where `mask` is true.
 std::vector<int64_t> mask_rows(const MaskArray& mask);
