@@ -179,6 +179,10 @@ def test_bind_mjbatch_errors(legged_model, legged_refresher, batch):
             match=r"batch: its model does not match the refresher's model \(expected nq=7, got nq=13\)",  # noqa: E501
         ):
             mjrefresh.bind_mjbatch(batch, r)
+    with pytest.raises(
+        TypeError, match=r"^qpos: bind_mjbatch reads it from the batch; do not pass it as well$"
+    ):
+        mjrefresh.bind_mjbatch(batch, legged_refresher, qpos=np.zeros((batch.num_sims, 13)))
 
 
 # ---------------------------------------------------------------- drop-in

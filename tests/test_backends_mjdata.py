@@ -124,6 +124,8 @@ def test_mjdata_list_errors(legged_model, refresher, datas):
         match=r"datas\[1\]: expected an MjData of the refresher's model \(nq=13, nv=11\), got nq=7, nv=6",  # noqa: E501
     ):
         mjrefresh.bind_mjdata_list(refresher, [datas[0], mujoco.MjData(other)])
+    with pytest.raises(TypeError, match=r"^write_poses: expected True or False, got str 'no'$"):
+        mjrefresh.bind_mjdata_list(refresher, datas, write_poses="no")
     n = len(datas)
     with pytest.raises(
         ValueError,

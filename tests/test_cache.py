@@ -316,6 +316,19 @@ def test_errors_name_the_argument(legged_model, legged_refresher, backend):
         mjrefresh.bind_arrays(
             legged_refresher, be.qpos, be.qvel, backend_outputs=("sensordata",), **kw
         )
+    with pytest.raises(
+        TypeError, match=r"^backend_outputs: expected output names \(str\), or a sequence of"
+    ):
+        mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel, backend_outputs=3, **kw)
+    with pytest.raises(TypeError, match=r"^num_envs: expected an int >= 1, got float$"):
+        mjrefresh.StateCache(legged_refresher, 6.0, qpos=be.qpos, qvel=be.qvel, **kw)
+    # One name is a name (not its letters); None is none.
+    sd = np.zeros((N, legged_refresher.model.nsensordata))
+    for names in ("sensordata", None):
+        cache = mjrefresh.bind_arrays(
+            legged_refresher, be.qpos, be.qvel, sensordata=sd, backend_outputs=names, **kw
+        )
+        assert isinstance(cache, mjrefresh.StateCache)
 
     cache = be.bind(legged_refresher)
     with pytest.raises(ValueError, match=r"env_ids: expected row ids in \[0, 6\), got 6"):

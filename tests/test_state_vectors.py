@@ -146,6 +146,21 @@ def test_bad_states_are_refused_naming_them():
         mjrefresh.state_views(m, traj, spec)
     with pytest.raises(TypeError, match=r"spec: expected a mujoco.mjtState value"):
         mjrefresh.state_views(m, rows, "fullphysics")
+    with mjrefresh.Refresher(m, bodies=[1], num_threads=1) as r:
+        with pytest.raises(
+            TypeError,
+            match=r"^model: expected mujoco.MjModel, got Refresher \(pass refresher.model\)$",
+        ):
+            mjrefresh.state_views(r, rows, spec)
+        with pytest.raises(
+            TypeError,
+            match=r"^qvel: bind_state reads it from the state rows; do not pass it as well$",
+        ):
+            mjrefresh.bind_state(r, rows, spec, qvel=np.zeros((len(rows), m.nv)))
+    with pytest.raises(TypeError, match=r"^num_envs: expected an int >= 0, got float$"):
+        mjrefresh.model_mocap(m, 2.0)
+    with pytest.raises(TypeError, match=r"^model: expected mujoco.MjModel, got str$"):
+        mjrefresh.model_mocap("m", 2)
     every = int(S.mjSTATE_INTEGRATION)
     for bad in (-1, every + 1):
         with pytest.raises(

@@ -44,6 +44,24 @@ def _as_output(name: str, obj: Any) -> Any:
     return np.asarray(view)
 
 
+def _names(argument: str, names: Iterable[str] | str | None) -> tuple[str, ...]:
+    """Output names as a tuple: None is none, one str is one name."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    if not isinstance(names, Iterable):
+        raise TypeError(
+            f"{argument}: expected output names (str), or a sequence of them, "
+            f"got {type(names).__name__}"
+        )
+    out = tuple(names)
+    for name in out:
+        if not isinstance(name, str):
+            raise TypeError(f"{argument}: expected output names (str), got {type(name).__name__}")
+    return out
+
+
 @dataclass
 class CacheStats:
     """Counters of a :class:`StateCache` (reset with :meth:`reset`).
@@ -88,7 +106,7 @@ class CacheLifecycle:
         qpos: Any,
         qvel: Any,
         dtype: type | np.dtype = np.float64,
-        backend_outputs: Iterable[str] = (),
+        backend_outputs: Iterable[str] | None = (),
         model_fields: Mapping[str, Any] | None = None,
         **arrays: Any,
     ) -> None:
@@ -96,7 +114,9 @@ class CacheLifecycle:
             raise TypeError(
                 f"refresher: expected mjrefresh.Refresher, got {type(refresher).__name__}"
             )
-        if not is_int(num_envs) or int(num_envs) < 1:
+        if not is_int(num_envs):
+            raise TypeError(f"num_envs: expected an int >= 1, got {type(num_envs).__name__}")
+        if int(num_envs) < 1:
             raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
         n = int(num_envs)
         self._refresher = refresher
@@ -107,7 +127,7 @@ class CacheLifecycle:
         inputs = {"qpos": qpos, "qvel": qvel}
         inputs.update({k: v for k, v in arrays.items() if k in INPUT_NAMES})
         outputs = {k: v for k, v in arrays.items() if k not in inputs and v is not None}
-        backend = tuple(backend_outputs)
+        backend = _names("backend_outputs", backend_outputs)
         for name in backend:
             if name not in outputs:
                 raise ValueError(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import mujoco
+import numpy as np
 
 from ..refresher import Refresher
 
@@ -24,3 +27,30 @@ def check_same_sizes(refresher: Refresher, model: mujoco.MjModel, what: str) -> 
                 f"{what}: its model does not match the refresher's model "
                 f"(expected {attr}={a}, got {attr}={b})"
             )
+
+
+def check_model(model: object) -> mujoco.MjModel:
+    """`model` if it is a ``mujoco.MjModel``, else TypeError (naming the fix
+    when a Refresher was passed)."""
+    if not isinstance(model, mujoco.MjModel):
+        hint = " (pass refresher.model)" if isinstance(model, Refresher) else ""
+        raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}{hint}")
+    return model
+
+
+def check_flag(name: str, value: object) -> bool:
+    """`value` if it is a bool (numpy's too), else TypeError naming `name`."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def check_not_supplied(
+    binding: str, source: str, supplied: Iterable[str], given: Iterable[str]
+) -> None:
+    """TypeError naming an array of `given` that `binding` reads from
+    `source` itself (`supplied`), instead of Python's "got multiple values
+    for keyword argument"."""
+    for name in given:
+        if name in supplied:
+            raise TypeError(f"{name}: {binding} reads it from {source}; do not pass it as well")

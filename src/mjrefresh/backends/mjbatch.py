@@ -14,7 +14,7 @@ from .._rows import SIM_IDS, row_ids
 from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
 from ..refresher import Refresher
-from ._checks import check_refresher, check_same_sizes
+from ._checks import check_not_supplied, check_refresher, check_same_sizes
 from ._optional import require_mjbatch
 from .state_vectors import state_views
 
@@ -100,6 +100,7 @@ def bind_mjbatch(
     check_same_sizes(refresher, batch.model, "batch")
     plan = refresher.plan
     kw: dict[str, Any] = _mjbatch_inputs(batch, _input_names(refresher.model, plan.needs_time))
+    check_not_supplied("bind_mjbatch", "the batch", (*kw, "model_fields"), outputs)
     if plan.model_fields:
         kw["model_fields"] = {name: batch.expand(name) for name in plan.model_fields}
     backend: tuple[str, ...] = ()

@@ -11,7 +11,7 @@ from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
 from ..outputs import RefreshOutputs
 from ..refresher import Refresher
-from ._checks import check_refresher
+from ._checks import check_flag, check_refresher
 from .mjdata_rows import bind_mjdata, check_datas
 
 
@@ -59,7 +59,7 @@ class MjDataListCache(StateCache):
         datas = check_datas(refresher, datas)
         n = len(datas)
         self._datas = datas
-        self._write_poses = bool(write_poses)
+        self._write_poses = check_flag("write_poses", write_poses)
         # The state is read from the MjData (this binding's _bind), not from arrays.
         super().__init__(refresher, n, qpos=None, qvel=None)
 

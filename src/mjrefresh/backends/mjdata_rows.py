@@ -28,7 +28,7 @@ import numpy as np
 from ..bound_refresh import BoundRefresh
 from ..outputs import OUTPUTS, RefreshOutputs
 from ..refresher import Refresher
-from ._checks import check_refresher
+from ._checks import check_flag, check_refresher
 
 #: Outputs the core copies into each ``MjData`` -> the ``MjData`` field
 #: (all but ``sensordata`` only with ``write_poses=True``), from the
@@ -109,6 +109,7 @@ def bind_mjdata(
     """
     check_refresher(refresher)
     datas = check_datas(refresher, datas)
+    write_poses = check_flag("write_poses", write_poses)
     # The native core checks `out` (and that what is copied into the MjData
     # is float64) and keeps the tables; the list keeps the MjData alive.
     return refresher._bind_mjdata(datas, out, write_poses)

@@ -21,10 +21,11 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from .._rows import is_int
 from ..cache import StateCache
 from ..outputs import as_array
 from ..refresher import Refresher
-from ._checks import check_refresher
+from ._checks import check_model, check_not_supplied, check_refresher
 
 _STATE = mujoco.mjtState
 #: The refresh inputs a state vector can hold, by the spec bit holding them.
@@ -120,6 +121,7 @@ def state_views(
             width (another model's or another spec's), not float64, or
             leading axes that cannot be merged without a copy.
     """
+    check_model(model)
     bits = _spec_bits(spec)
     missing = [c for c in ("mjSTATE_QPOS", "mjSTATE_QVEL") if not bits & int(getattr(_STATE, c))]
     if missing:
@@ -162,6 +164,9 @@ def model_mocap(model: mujoco.MjModel, num_envs: int) -> dict[str, np.ndarray]:
     (N, nmocap, 4)}`` read-only broadcast views (no per-row copy), or ``{}``
     for a model without mocap bodies, to pass next to :func:`state_views`.
     """
+    check_model(model)
+    if not is_int(num_envs):
+        raise TypeError(f"num_envs: expected an int >= 0, got {type(num_envs).__name__}")
     n = operator.index(num_envs)
     if n < 0:
         raise ValueError(f"num_envs: expected a count >= 0, got {n}")
@@ -201,6 +206,7 @@ def bind_state(
     """
     check_refresher(refresher)
     views = state_views(refresher.model, states, spec)
+    check_not_supplied("bind_state", "the state rows", views, outputs)
     if sensordata is not None:
         outputs["sensordata"] = _rows(
             "sensordata",
