@@ -268,3 +268,20 @@ def test_an_output_inside_the_mjdata_of_the_list_is_rejected():
         ):
             mjrefresh.refresh_mjdata(r, [d], out=mjrefresh.RefreshOutputs(sensordata=inside))
     np.testing.assert_array_equal(np.concatenate([d.qpos, d.qvel]), state)
+
+
+def test_items_of_a_row_closer_than_their_width_are_rejected():
+    buf = np.full(N * 8, SENTINEL)
+    body_pos = np.lib.stride_tricks.as_strided(buf, (N, 2, 3), (64, 16, 8), writeable=True)
+    with pytest.raises(
+        ValueError,
+        match=r"^out.body_pos: the items of a row alias each other \(item stride 16 bytes, an "
+        r"item is 24 bytes\); expected every item in its own memory",
+    ):
+        REFRESHER.refresh(
+            np.arange(N),
+            STATES["qpos"],
+            STATES["qvel"],
+            mjrefresh.RefreshOutputs(body_pos=body_pos),
+        )
+    assert (buf == SENTINEL).all()
