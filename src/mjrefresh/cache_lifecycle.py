@@ -20,6 +20,7 @@ import numpy as np
 from ._rows import RowsLike, dirty_among, is_int, normalize_rows
 from .bound_refresh import BoundRefresh, RefreshError
 from .outputs import INPUT_NAMES, RefreshOutputs
+from .plan import as_items
 from .refresher import Refresher
 
 _Cache = TypeVar("_Cache", bound="CacheLifecycle")
@@ -46,16 +47,7 @@ def _as_output(name: str, obj: Any) -> Any:
 
 def _names(argument: str, names: Iterable[str] | str | None) -> tuple[str, ...]:
     """Output names as a tuple: None is none, one str is one name."""
-    if names is None:
-        return ()
-    if isinstance(names, str):
-        return (names,)
-    if not isinstance(names, Iterable):
-        raise TypeError(
-            f"{argument}: expected output names (str), or a sequence of them, "
-            f"got {type(names).__name__}"
-        )
-    out = tuple(names)
+    out = as_items(argument, names, (str,), "output names (str)")
     for name in out:
         if not isinstance(name, str):
             raise TypeError(f"{argument}: expected output names (str), got {type(name).__name__}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -178,6 +179,23 @@ def _listing(items: Sequence[str], verbose: bool, limit: int = 6) -> str:
     return ", ".join(items[:limit]) + f", ... ({len(items)} in all)"
 
 
+def as_items(
+    argument: str, items: object, single: tuple[type, ...], expected: str
+) -> tuple[Any, ...]:
+    """`items` as a tuple: None is none, one value of a `single` type is one
+    item, else an iterable's items; TypeError naming `argument` and what it
+    `expected` otherwise. The items themselves are the caller's to check."""
+    if items is None:
+        return ()
+    if isinstance(items, single):
+        return (items,)
+    if not isinstance(items, Iterable):
+        raise TypeError(
+            f"{argument}: expected {expected}, or a sequence of them, got {type(items).__name__}"
+        )
+    return tuple(items)
+
+
 def resolve_ids(
     model: mujoco.MjModel,
     objtype: mujoco.mjtObj,
@@ -187,22 +205,11 @@ def resolve_ids(
     kind: str,
 ) -> tuple[int, ...]:
     """Turn names or ids (None: none) into ids, with a ValueError naming `argument`."""
-    if items is None:
-        return ()
-    if isinstance(items, (str, int, np.integer)):
-        items = (items,)
-    if not isinstance(items, Iterable):
-        raise TypeError(
-            f"{argument}: expected {kind} names (str) or ids (int), or a sequence of them, "
-            f"got {type(items).__name__}"
-        )
+    expected = f"{kind} names (str) or ids (int)"
     ids: list[int] = []
-    for item in items:
+    for item in as_items(argument, items, (str, int, np.integer), expected):
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, int, np.integer)):
-            raise TypeError(
-                f"{argument}: expected {kind} names (str) or ids (int), "
-                f"got {type(item).__name__} {item!r}"
-            )
+            raise TypeError(f"{argument}: expected {expected}, got {type(item).__name__} {item!r}")
         if isinstance(item, str):
             i = mujoco.mj_name2id(model, objtype, item)
             if i < 0:
@@ -402,17 +409,8 @@ def _add_implied_stages(model: mujoco.MjModel, reasons: dict[str, list[str]]) ->
 def _check_model_fields(
     model: mujoco.MjModel, model_fields: Iterable[str] | None
 ) -> tuple[str, ...]:
-    if model_fields is None:
-        return ()
-    if isinstance(model_fields, str):
-        model_fields = (model_fields,)
-    if not isinstance(model_fields, Iterable):
-        raise TypeError(
-            "model_fields: expected mjModel field names (str), or a sequence of them, "
-            f"got {type(model_fields).__name__}"
-        )
     fields: list[str] = []
-    for name in model_fields:
+    for name in as_items("model_fields", model_fields, (str,), "mjModel field names (str)"):
         if not isinstance(name, str):
             raise TypeError(
                 f"model_fields: expected mjModel field names (str), got {type(name).__name__}"
