@@ -11,9 +11,11 @@ int64_t ceil_div(int64_t p, int64_t q) { return -floor_div(-p, q); }
 
 // Whether rows [0, na) of `a` and rows [0, nb) of `b`, both with row stride
 // s > 0, share a byte. a_base/b_base: where their row 0 starts.
+// `other_rows`: a and b are one array, and only a row meeting a different
+// row counts (k != 0 below).
 bool same_stride_hit(intptr_t a_base, int64_t na, const std::vector<Footprint::Interval>& ia,
                      intptr_t b_base, int64_t nb, const std::vector<Footprint::Interval>& ib,
-                     int64_t s) {
+                     int64_t s, bool other_rows = false) {
   // Row i of a meets row j of b iff k = i - j satisfies
   // d + y.lo - x.hi < k*s < d + y.hi - x.lo, with d = b_base - a_base.
   const int64_t d = static_cast<int64_t>(b_base - a_base);
@@ -21,7 +23,7 @@ bool same_stride_hit(intptr_t a_base, int64_t na, const std::vector<Footprint::I
     for (const auto& y : ib) {
       const int64_t kmin = std::max(floor_div(d + y.lo - x.hi, s) + 1, -(nb - 1));
       const int64_t kmax = std::min(ceil_div(d + y.hi - x.lo, s) - 1, na - 1);
-      if (kmin <= kmax) return true;
+      if (kmin <= kmax && !(other_rows && kmin == 0 && kmax == 0)) return true;
     }
   }
   return false;
@@ -130,17 +132,8 @@ bool rows_overlap(const Footprint& f) {
   if (f.row_stride == 0) return true;
   const int64_t pieces = static_cast<int64_t>(f.row_bytes.size());
   if (pieces * pieces > Footprint::kMaxWork) return true;  // cannot prove it cheaply
-  // Row i + k (k >= 1; k < 0 is the same pair) is row i shifted by k*s: piece
-  // y of it meets piece x of row i iff x.lo - y.hi < k*s < x.hi - y.lo.
-  const int64_t s = f.row_stride;
-  for (const auto& x : f.row_bytes) {
-    for (const auto& y : f.row_bytes) {
-      const int64_t kmin = std::max<int64_t>(floor_div(x.lo - y.hi, s) + 1, 1);
-      const int64_t kmax = std::min(ceil_div(x.hi - y.lo, s) - 1, f.rows - 1);
-      if (kmin <= kmax) return true;
-    }
-  }
-  return false;
+  return same_stride_hit(f.base, f.rows, f.row_bytes, f.base, f.rows, f.row_bytes, f.row_stride,
+                         /*other_rows=*/true);
 }
 
 }  // namespace mjrefresh
