@@ -26,7 +26,7 @@ from typing import Any, Literal, Union
 
 import numpy as np
 
-from .outputs import as_array
+from .outputs import as_array, viewable
 
 #: What ``env_ids``/``rows`` of a :class:`~mjrefresh.StateCache` accept: None
 #: (all rows), an int, a slice, a sequence or array of int row ids, or a bool
@@ -130,8 +130,8 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         return np.array([int(rows)], dtype=np.int64)  # its bounds: the native core
     if form.any_array_like or isinstance(rows, (list, tuple, range)):
         a = np.asarray(rows)
-    elif any(hasattr(rows, k) for k in ("__array_interface__", "__dlpack__")):
-        a = as_array(name, rows)  # numpy arrays have both
+    elif viewable(rows):
+        a = as_array(name, rows)
     else:
         raise TypeError(f"{name}: expected {form.accepts}, got {type(rows).__name__}")
     if a.ndim != 1:

@@ -78,6 +78,14 @@ else:
     )
 
 
+def viewable(obj: Any) -> bool:
+    """Whether :func:`as_array` can view `obj` in place: a numpy array, a
+    DLPack exporter or an object with ``__array_interface__``."""
+    return isinstance(obj, np.ndarray) or any(
+        hasattr(obj, k) for k in ("__dlpack__", "__array_interface__")
+    )
+
+
 def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
     """View `obj` as a numpy array without copying, or raise TypeError.
 
@@ -93,6 +101,6 @@ def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
             return np.from_dlpack(obj)
         except (BufferError, TypeError, RuntimeError) as exc:
             raise TypeError(f"{name}: cannot view {type(obj).__name__} in place ({exc})") from None
-    if hasattr(obj, "__array_interface__"):
-        return np.asarray(obj)
-    raise TypeError(_core.not_an_array(name, type(obj).__name__, written))
+    if not viewable(obj):
+        raise TypeError(_core.not_an_array(name, type(obj).__name__, written))
+    return np.asarray(obj)  # __array_interface__
