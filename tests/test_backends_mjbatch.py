@@ -4,6 +4,8 @@ MuJoCo 4.0: it pins mujoco==3.11.0)."""
 
 from __future__ import annotations
 
+import threading
+
 import mujoco
 import numpy as np
 import pytest
@@ -317,3 +319,67 @@ def test_bind_mjbatch_reads_time_and_state_views_in_place():
             sd = b.bind("sensordata")
             np.testing.assert_array_equal(sd[:, 0], b.bind("time"))
             np.testing.assert_array_equal(sd[:, 1], b.bind("qpos")[:, 0])
+
+
+def test_bindings_leave_the_batch_views_to_the_backend(legged_model, legged_refresher):
+    # Neither binds qpos/qvel/time/mocap: a backend binding them as float32
+    # afterwards (as unisim does) still can.
+    b = mjbatch.Batch(legged_model, N, num_threads=1)
+    with mjrefresh.MjbatchSensorRefresher(b, num_threads=1) as drop_in:
+        mjrefresh.bind_mjbatch(b, legged_refresher)
+        drop_in.refresh_sensor_ranges(None, (0, 3))
+        for name in ("qpos", "qvel", "time", "mocap_pos", "mocap_quat"):
+            assert b.bind(name, np.float32).dtype == np.float32
+
+
+def test_bind_mjbatch_refuses_a_model_field_expanded_as_float32(legged_model):
+    b = mjbatch.Batch(legged_model, 2, num_threads=1)
+    b.expand("body_pos", np.float32)
+    with mjrefresh.Refresher(legged_model, bodies=["foot"], model_fields=("body_pos",)) as r:
+        with pytest.raises(
+            ValueError,
+            match=r"^model_fields: the batch has body_pos expanded in another dtype \(.*\); a "
+            r"refresh reads float64 values: expand it as float64 \(batch.expand\('body_pos'\)\)$",
+        ):
+            mjrefresh.bind_mjbatch(b, r)
+
+
+def test_drop_in_checks_its_threads_at_once(legged_model, batch):
+    with pytest.raises(ValueError, match=r"^num_threads: expected >= 0"):
+        mjrefresh.MjbatchSensorRefresher(batch, num_threads=-1)
+    with pytest.raises(TypeError, match=r"^num_threads: expected an int, got float$"):
+        mjrefresh.MjbatchSensorRefresher(batch, num_threads=1.5)
+    with pytest.raises(ValueError, match=r"^cpu_ids: cpu 100000 is not in this process's CPU"):
+        mjrefresh.MjbatchSensorRefresher(batch, cpu_ids=[100000])
+
+
+def test_drop_in_from_several_threads(legged_model, batch):
+    # mjbatch-uni's own refresh_sensor_ranges may be called from any thread.
+    # More range sets than max_plans, from two threads: each call evicts
+    # plans the other may be about to run; every call must still succeed and
+    # the values equal mj_forward.
+    step(batch, np.random.default_rng(13))
+    names = tracked_sensors(legged_model)[:6]
+    ranges = [(int(s.adr[0]), int(s.adr[0] + s.dim[0])) for s in map(legged_model.sensor, names)]
+    sd = batch.bind("sensordata")
+    sd[:] = 0
+    failures: list[BaseException] = []
+    with mjrefresh.MjbatchSensorRefresher(batch, num_threads=2, max_plans=2) as drop_in:
+
+        def work(k: int) -> None:
+            try:
+                for i in range(300):
+                    drop_in.refresh_sensor_ranges(None, ranges[(i * (1 + k)) % len(ranges)])
+            except BaseException as exc:  # reported below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+        assert len(drop_in.planned_ranges) == 2
+    exp = expected_outputs(legged_model, batch_states(batch))["sensordata"]
+    cols = sensor_cols(legged_model, names)
+    np.testing.assert_allclose(sd[:, cols], exp[:, cols], rtol=0, atol=ATOL)

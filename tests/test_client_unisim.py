@@ -183,3 +183,11 @@ def test_attach_unisim_refuses_other_objects_and_unmaterialized_backends(model_f
     )
     with pytest.raises(RuntimeError, match=r"call backend.materialize\(\) before attach_unisim"):
         mjrefresh.attach_unisim(backend)
+    backend.materialize()
+    with pytest.raises(ValueError, match=r"^num_threads: expected >= 0 \(0 = all logical CPUs\)"):
+        mjrefresh.attach_unisim(backend, num_threads=-1)  # at once, not at the backend's next read
+    backend.close()  # which empties _pool too
+    with pytest.raises(
+        RuntimeError, match="^backend: it is closed; attach_unisim needs a backend not closed yet$"
+    ):
+        mjrefresh.attach_unisim(backend)

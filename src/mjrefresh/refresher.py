@@ -37,7 +37,9 @@ def _close_live_refreshers() -> None:
 MAX_THREADS = 4096
 
 
-def _check_num_threads(num_threads: object) -> int:
+def check_num_threads(num_threads: object) -> int:
+    """The participants per call `num_threads` asks for (0: every logical
+    CPU), or TypeError/ValueError naming it."""
     if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
         raise TypeError(f"num_threads: expected an int, got {type(num_threads).__name__}")
     n = int(num_threads)
@@ -48,7 +50,9 @@ def _check_num_threads(num_threads: object) -> int:
     return n if n > 0 else int(_core.available_cpus())
 
 
-def _check_cpu_ids(cpu_ids: object) -> list[int]:
+def check_cpu_ids(cpu_ids: object) -> list[int]:
+    """`cpu_ids` as a list of ints ([] for None), or TypeError/ValueError
+    naming it."""
     if cpu_ids is None:
         return []
     if not sys.platform.startswith("linux"):
@@ -151,8 +155,8 @@ class Refresher:
             engine=engine,
             model_fields=model_fields,
         )
-        threads = _check_num_threads(num_threads)
-        pins = _check_cpu_ids(cpu_ids)
+        threads = check_num_threads(num_threads)
+        pins = check_cpu_ids(cpu_ids)
         stages = 0
         for s in self._plan.stages:
             stages |= _STAGE_BITS[s]

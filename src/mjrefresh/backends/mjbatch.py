@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +14,7 @@ import numpy as np
 from .._rows import SIM_IDS, row_ids
 from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
-from ..refresher import Refresher
+from ..refresher import Refresher, check_cpu_ids, check_num_threads
 from ._checks import check_not_supplied, check_refresher, check_same_sizes
 from ._optional import require_mjbatch
 from .state_vectors import state_views
@@ -29,15 +30,14 @@ def _mjbatch_sensordata(batch: Any) -> np.ndarray:
 
 
 def _mjbatch_inputs(batch: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Float64 views of the batch's state rows for the inputs `names`, read
-    in place. The batch's own bound views when they are float64; when the
-    backend bound them as float32 (unisim's default), the same components of
-    its native state rows (``batch.bind("state")``, ``mjSTATE_INTEGRATION``
-    layout), which every batch call updates from the float32 views."""
-    try:
-        return {name: batch.bind(name) for name in names}
-    except ValueError:  # "... is already bound with another dtype"
-        pass
+    """Float64 views of the batch's native state rows (``batch.bind("state")``,
+    ``mjSTATE_INTEGRATION`` layout) for the inputs `names`, read in place.
+
+    Its float64 bound views (``bind("qpos")``, ...) are these same rows, so a
+    write through them is seen at once; writes through float32 bound views
+    (unisim's default) reach the rows at the batch's next call. Binding only
+    ``state`` (always float64 in mjbatch-uni) leaves the backend free to bind
+    ``qpos``/``qvel``/``time``/``mocap_*`` in either dtype, before or after."""
     model = batch.model
     spec = mujoco.mjtState.mjSTATE_INTEGRATION
     state = batch.bind("state")
@@ -45,10 +45,22 @@ def _mjbatch_inputs(batch: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
         raise ValueError(
             f"batch: its state rows have {state.shape[-1]} columns, not "
             f"mj_stateSize(model, mjSTATE_INTEGRATION) = {mujoco.mj_stateSize(model, spec)}; "
-            "this mjbatch-uni lays them out differently (bind its state as float64)"
+            "this mjbatch-uni lays them out differently"
         )
     views = state_views(model, state, spec)
     return {name: views[name] for name in names}
+
+
+def _mjbatch_field(batch: Any, name: str) -> np.ndarray:
+    """The batch's live float64 per-simulation values of model field `name`."""
+    try:
+        values: np.ndarray = batch.expand(name)
+    except ValueError as exc:  # "... is already bound with another dtype"
+        raise ValueError(
+            f"model_fields: the batch has {name} expanded in another dtype ({exc}); a refresh "
+            f"reads float64 values: expand it as float64 (batch.expand({name!r}))"
+        ) from exc
+    return values
 
 
 def _input_names(model: mujoco.MjModel, needs_time: bool) -> list[str]:
@@ -68,14 +80,14 @@ def bind_mjbatch(
 ) -> StateCache:
     """A :class:`StateCache` over an mjbatch-uni ``mjbatch.Batch``.
 
-    Reads the batch's bound ``qpos``/``qvel`` (and ``mocap_pos``/
-    ``mocap_quat``/``time`` when needed): row-strided float64 views into its
-    state rows, so writes to them are seen by the next refresh without a
-    copy. A batch whose backend bound them as float32 (unisim's default) is
-    read from its native float64 state rows (``batch.bind("state")``) in
-    place instead; writes through float32 views reach those rows at the
-    batch's next call (``step``, ``forward``, ``reset``), so refresh after
-    it. Refreshed sensor columns are written into the batch's bound
+    Reads ``qpos``/``qvel`` (and ``mocap_pos``/``mocap_quat``/``time`` when
+    needed) in place from the batch's native float64 state rows
+    (``batch.bind("state")``): the memory its float64 bound views share, so
+    writes through those are seen by the next refresh without a copy. It
+    binds none of them itself, so the backend may bind them in either dtype,
+    before or after; writes through float32 views (unisim's default) reach
+    the state rows at the batch's next call (``step``, ``forward``,
+    ``reset``), so refresh after it. Refreshed sensor columns are written into the batch's bound
     ``sensordata`` (float64, or float32 if the backend bound it so: where
     its readers read them); its other columns (acceleration-stage sensors)
     keep the batch's physics values.
@@ -102,7 +114,7 @@ def bind_mjbatch(
     kw: dict[str, Any] = _mjbatch_inputs(batch, _input_names(refresher.model, plan.needs_time))
     check_not_supplied("bind_mjbatch", "the batch", (*kw, "model_fields"), outputs)
     if plan.model_fields:
-        kw["model_fields"] = {name: batch.expand(name) for name in plan.model_fields}
+        kw["model_fields"] = {name: _mjbatch_field(batch, name) for name in plan.model_fields}
     backend: tuple[str, ...] = ()
     if plan.column_ranges and "sensordata" not in outputs:
         outputs["sensordata"] = _mjbatch_sensordata(batch)
@@ -134,7 +146,8 @@ class MjbatchSensorRefresher:
 
     One :class:`~mjrefresh.Refresher` is planned per distinct set of ranges
     and kept, bound once to the batch's state rows and sensordata (the
-    ``max_plans`` most recent); :meth:`close` stops their threads.
+    ``max_plans`` most recent); :meth:`close` stops their threads. Calls
+    from several threads are serialised, as mjbatch-uni's own.
 
     Args:
         batch: the ``mjbatch.Batch``.
@@ -156,9 +169,16 @@ class MjbatchSensorRefresher:
             raise ValueError(f"max_plans: expected an int >= 1, got {max_plans!r}")
         self._batch = batch
         self._model: mujoco.MjModel = batch.model
+        # Checked now, not at the first refresh (inside the backend's reads).
+        check_num_threads(num_threads)
+        check_cpu_ids(cpu_ids)
         self._num_threads = num_threads
         self._cpu_ids = cpu_ids
         self._max_plans = max_plans
+        # One call at a time, as mjbatch-uni's own refresh_sensor_ranges: the
+        # plans are shared, and evicting one closes its refresher, which a
+        # call from another thread may be about to run.
+        self._lock = threading.Lock()
         # Range set -> its refresher and the refresh bound to the batch's
         # state rows and sensordata (checked once), or None for no columns.
         self._plans: OrderedDict[
@@ -254,10 +274,11 @@ class MjbatchSensorRefresher:
         ranges = self._ranges(sensor_ranges)
         n = self._batch.num_sims
         rows = None if ids is None else row_ids("ids", ids, n, SIM_IDS)
-        bound = self._bound_for(ranges)
-        if bound is None:
-            return
-        bound.refresh(np.arange(n, dtype=np.int64) if rows is None else rows)
+        with self._lock:
+            bound = self._bound_for(ranges)
+            if bound is None:
+                return
+            bound.refresh(np.arange(n, dtype=np.int64) if rows is None else rows)
 
     def refresh_sensor_range(self, ids: Any = None, sensor_range: Any = None) -> None:
         """One ``(start, stop)`` range; same as ``refresh_sensor_ranges``."""
@@ -269,14 +290,16 @@ class MjbatchSensorRefresher:
     def planned_ranges(self) -> list[tuple[tuple[int, int], ...]]:
         """The merged ``(start, stop)`` range sets planned so far (each one
         refresher), least recently used first: what the backend refreshes."""
-        return list(self._plans)
+        with self._lock:
+            return list(self._plans)
 
     def close(self) -> None:
         """Stop the worker threads of every planned refresher (idempotent)."""
-        for plan in self._plans.values():
-            if plan is not None:
-                plan[0].close()
-        self._plans.clear()
+        with self._lock:
+            for plan in self._plans.values():
+                if plan is not None:
+                    plan[0].close()
+            self._plans.clear()
 
     def __enter__(self) -> MjbatchSensorRefresher:
         return self

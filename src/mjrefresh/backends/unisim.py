@@ -45,12 +45,12 @@ def attach_unisim(
     Returns:
         The :class:`~mjrefresh.MjbatchSensorRefresher` now serving the
         backend's batch; :meth:`~mjrefresh.MjbatchSensorRefresher.close` it
-        (or the backend's ``close()``) when done.
+        when done (the backend's ``close()`` does not stop its threads).
 
     Raises:
         TypeError: not a unisim MuJoCo backend.
-        RuntimeError: not materialized yet, or a unisim-core whose backend no
-            longer keeps its batch in ``_pool``.
+        RuntimeError: not materialized yet, closed, or a unisim-core whose
+            backend no longer keeps its batch in ``_pool``.
     """
     require_mjbatch()
     kind = type(backend)
@@ -64,6 +64,8 @@ def attach_unisim(
             "backend: this unisim-core keeps no mjbatch-uni batch in _pool (attach_unisim "
             "was checked on unisim-core 2.2); refresh with mjrefresh.Refresher directly"
         )
+    if getattr(backend, "_entity_closed", False):  # close() also empties _pool
+        raise RuntimeError("backend: it is closed; attach_unisim needs a backend not closed yet")
     batch = backend._pool
     if batch is None:
         raise RuntimeError("backend: call backend.materialize() before attach_unisim(backend)")
