@@ -4,6 +4,7 @@ MuJoCo 4.0: it pins mujoco==3.11.0)."""
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import mujoco
@@ -330,6 +331,18 @@ def test_bindings_leave_the_batch_views_to_the_backend(legged_model, legged_refr
         drop_in.refresh_sensor_ranges(None, (0, 3))
         for name in ("qpos", "qvel", "time", "mocap_pos", "mocap_quat"):
             assert b.bind(name, np.float32).dtype == np.float32
+
+
+def test_bind_mjbatch_refuses_a_batch_of_another_model(legged_model, legged_refresher):
+    other = copy.copy(legged_model)
+    other.jnt_axis[2] = (0.0, 0.6, 0.8)  # same sizes, another hinge axis
+    with pytest.raises(
+        ValueError,
+        match=r"^batch: its model has other values in jnt_axis than the refresher's model, and a "
+        r"refresh reads them from the refresher's model; build the Refresher from the batch's "
+        r"model \(batch.model\) or declare jnt_axis in model_fields$",
+    ):
+        mjrefresh.bind_mjbatch(mjbatch.Batch(other, 2, num_threads=1), legged_refresher)
 
 
 def test_bind_mjbatch_refuses_a_model_field_expanded_as_float32(legged_model):

@@ -104,3 +104,20 @@ def test_mujoco_batch_expanded_fields(model):
     step_and_check(
         model, batch, cache, lambda: {f: batch.expanded(f).copy() for f in FIELDS}, seed=6
     )
+
+
+def test_mujoco_batch_mass_randomised_with_set_const(model):
+    # set_const expands what it derives from body_mass (body_subtreemass,
+    # camera and light offsets, ...) per simulation: a declared body_mass
+    # takes body_subtreemass with it, and nothing else it derives is read.
+    mujoco_batch = pytest.importorskip("mujoco.batch", reason="mujoco.batch needs MuJoCo >= 4.0")
+    batch = mujoco_batch.Batch(model, N, nthread=2)
+    rng = np.random.default_rng(8)
+    batch.expand("body_mass")[:, 1:] *= rng.uniform(0.5, 2.0, size=(N, model.nbody - 1))
+    batch.set_const()
+    assert batch.expanded("body_subtreemass") is not None
+    r = mjrefresh.Refresher(
+        model, bodies=tracked(model), model_fields=("body_mass",), num_threads=2
+    )
+    cache = mjrefresh.bind_mujoco_batch(batch, r)
+    step_and_check(model, batch, cache, lambda: {"body_mass": batch.expanded("body_mass")}, seed=9)

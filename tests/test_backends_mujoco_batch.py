@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from support.backends import MUJOCO_BATCH_MISSING, make_mujoco_batch
@@ -53,3 +55,74 @@ def test_errors(legged_model, legged_refresher, batch):
     b = mujoco_batch.Batch(legged_model, 2, nthread=1)
     b.expand("geom_friction")[:] = 0.5  # does not change what a refresh computes
     mjrefresh.bind_mujoco_batch(b, legged_refresher)
+
+
+def test_inputs_it_reads_itself_are_refused(legged_refresher, batch):
+    for name in ("qpos", "mocap_pos", "time", "model_fields"):
+        with pytest.raises(
+            TypeError,
+            match=rf"^{name}: bind_mujoco_batch reads it from the batch; do not pass it as well$",
+        ):
+            mjrefresh.bind_mujoco_batch(batch, legged_refresher, **{name: np.zeros(3)})
+
+
+def test_fields_the_selected_sensors_read(legged_model, legged_refresher):
+    # actuator_gear changes the actuatorpos/actuatorvel sensors (pull_pos,
+    # pull_vel) the refresher selects; a refresher of body poses alone does
+    # not read it.
+    b = mujoco_batch.Batch(legged_model, 2, nthread=1)
+    b.expand("actuator_gear")[1] *= 3
+    with pytest.raises(
+        ValueError,
+        match=r"^batch: model field actuator_gear is expanded with per-simulation values that "
+        r"the refresher does not take; a refresh cannot take it per environment$",
+    ):
+        mjrefresh.bind_mujoco_batch(b, legged_refresher)
+    with mjrefresh.Refresher(legged_model, bodies=["foot"], num_threads=1) as poses:
+        cache = mjrefresh.bind_mujoco_batch(b, poses)
+        assert cache.refresh_dirty_rows() == 2
+
+
+def test_a_batch_of_another_model_is_refused(legged_model, legged_refresher):
+    other = copy.copy(legged_model)
+    other.body_pos[2, 0] += 0.05  # same sizes, another leg
+    with pytest.raises(
+        ValueError,
+        match=r"^batch: its model has other values in body_pos than the refresher's model, and a "
+        r"refresh reads them from the refresher's model; build the Refresher from the batch's "
+        r"model \(batch.model\) or declare body_pos in model_fields$",
+    ):
+        mjrefresh.bind_mujoco_batch(mujoco_batch.Batch(other, 2, nthread=1), legged_refresher)
+
+
+def test_changes_after_binding_are_refused_at_the_next_refresh(legged_model, legged_refresher):
+    def bound():
+        b = mujoco_batch.Batch(legged_model, 2, nthread=1)
+        b.expand("actuator_gear")  # expanded with the model's values: accepted, and watched
+        return b, mjrefresh.bind_mujoco_batch(b, legged_refresher)
+
+    b, cache = bound()
+    assert cache.refresh_dirty_rows() == 2
+    b.expand("body_pos")[1, 2, 0] += 0.1
+    cache.mark_stepped()
+    with pytest.raises(ValueError, match="^batch: model field body_pos is expanded with per-sim"):
+        cache.body_pos()
+    assert cache.dirty.all()  # nothing was refreshed
+
+    b, cache = bound()
+    b.expand("actuator_gear")[0] *= 2
+    cache.mark_stepped()
+    with pytest.raises(
+        ValueError,
+        match=r"^batch: model field actuator_gear was given per-simulation values after "
+        r"bind_mujoco_batch, and the refresh reads it from the refresher's model; a refresh "
+        r"cannot take it per environment$",
+    ):
+        cache.refresh_dirty_rows()
+
+    b = mujoco_batch.Batch(legged_model, 2, nthread=1)
+    cache = mjrefresh.bind_mujoco_batch(b, legged_refresher)
+    b.set_models(legged_model)
+    cache.mark_stepped()
+    with pytest.raises(ValueError, match=r"^batch: it runs caller models \(set_models\)"):
+        cache.refresh_dirty_rows()

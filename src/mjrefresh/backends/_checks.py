@@ -7,7 +7,49 @@ from collections.abc import Iterable
 import mujoco
 import numpy as np
 
+from ..plan import MODEL_FIELDS
 from ..refresher import Refresher
+
+# Model fields a refresh reads from the refresher's model (beyond those it
+# can take per row, MODEL_FIELDS): a batch that gives them other values per
+# simulation, or runs another model, gets other position/velocity-stage
+# values than the refresh computes. After MuJoCo's mj_kinematics/mj_comPos
+# (every refresh), mj_camlight, mj_tendon, mj_transmission and the sensors'
+# own reads (only where a selected sensor reads them): randomising a field
+# no selected output reads (friction, damping, a camera no sensor uses, the
+# size of a geom no ray or distance sensor sees) stays allowed.
+_EVERY_REFRESH = (*MODEL_FIELDS, "qpos0", "body_subtreemass")
+_CAMERA = ("cam_pos", "cam_quat", "cam_pos0", "cam_poscom0", "cam_mat0", "cam_mode", "cam_bodyid")
+_TENDON = ("wrap_type", "wrap_objid", "wrap_prm", "geom_size", "tendon_adr", "tendon_num")
+_GEOMETRY = (
+    *("geom_type", "geom_size", "geom_dataid", "geom_group", "geom_rgba", "geom_matid"),
+    *("geom_margin", "geom_gap", "mat_rgba", "body_weldid"),
+)
+_BY_SENSOR_TYPE = {
+    "CAMPROJECTION": (*_CAMERA, "cam_fovy", "cam_intrinsic", "cam_sensorsize", "cam_resolution"),
+    "MAGNETOMETER": ("opt.magnetic",),
+    "ACTUATORPOS": (
+        "actuator_trntype",
+        "actuator_trnid",
+        "actuator_gear",
+        "actuator_cranklength",
+        *_TENDON,
+    ),
+    "TENDONPOS": _TENDON,
+    "RANGEFINDER": _GEOMETRY,
+    "GEOMDIST": _GEOMETRY,
+    "INSIDESITE": ("site_type", "site_size"),
+    "JOINTLIMITPOS": ("jnt_range", "jnt_margin"),
+    "TENDONLIMITPOS": ("tendon_range", "tendon_margin", *_TENDON),
+}
+for _pos, _vel in (
+    ("ACTUATORPOS", "ACTUATORVEL"),
+    ("TENDONPOS", "TENDONVEL"),
+    ("JOINTLIMITPOS", "JOINTLIMITVEL"),
+    ("TENDONLIMITPOS", "TENDONLIMITVEL"),
+):
+    _BY_SENSOR_TYPE[_vel] = _BY_SENSOR_TYPE[_pos]
+_BY_SENSOR_TYPE["GEOMNORMAL"] = _BY_SENSOR_TYPE["GEOMFROMTO"] = _GEOMETRY
 
 
 def check_refresher(refresher: object) -> Refresher:
@@ -54,3 +96,60 @@ def check_not_supplied(
     for name in given:
         if name in supplied:
             raise TypeError(f"{name}: {binding} reads it from {source}; do not pass it as well")
+
+
+def fields_read(refresher: Refresher) -> tuple[str, ...]:
+    """The model fields (mjModel names; ``opt.<name>`` for mjOption's) whose
+    values change what `refresher` computes: those of every refresh, and
+    those its selected sensors read (see _BY_SENSOR_TYPE)."""
+    m = refresher.model
+    names = dict.fromkeys(_EVERY_REFRESH)
+    camera = int(mujoco.mjtObj.mjOBJ_CAMERA)
+    for i in refresher.plan.sensor_ids:
+        kind = mujoco.mjtSensor(int(m.sensor_type[i])).name.removeprefix("mjSENS_")
+        names.update(dict.fromkeys(_BY_SENSOR_TYPE.get(kind, ())))
+        if camera in (int(m.sensor_objtype[i]), int(m.sensor_reftype[i])):
+            names.update(dict.fromkeys(_CAMERA))
+    return tuple(names)
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether `a` and `b` hold the same values, NaN equal to NaN (numpy
+    before 1.24 cannot ask equal_nan of an int array)."""
+    if a.shape != b.shape:
+        return False
+    return np.array_equal(a, b) or (a.dtype.kind == "f" and np.array_equal(a, b, equal_nan=True))
+
+
+def model_value(model: mujoco.MjModel, name: str) -> np.ndarray | None:
+    """`model`'s value of field `name` (``opt.<name>`` for mjOption's), or
+    None where this MuJoCo has no such field."""
+    if name.startswith("opt."):
+        value = getattr(model.opt, name[4:], None)
+    else:
+        value = getattr(model, name, None)
+    return None if value is None else np.asarray(value)
+
+
+def taken_per_row(refresher: Refresher, name: str) -> bool:
+    """Whether a refresh takes field `name` per row: declared in
+    model_fields, or body_subtreemass derived from a declared body_mass."""
+    declared = refresher.plan.model_fields
+    return name in declared or (name == "body_subtreemass" and "body_mass" in declared)
+
+
+def check_same_values(refresher: Refresher, model: mujoco.MjModel, what: str) -> None:
+    """ValueError naming `what` unless `model` has the refresher's values in
+    every field a refresh reads and does not take per row (a batch of
+    another model of the same sizes)."""
+    for name in fields_read(refresher):
+        ours, theirs = model_value(refresher.model, name), model_value(model, name)
+        if taken_per_row(refresher, name) or ours is None or theirs is None:
+            continue
+        if not same_values(ours, theirs):
+            raise ValueError(
+                f"{what}: its model has other values in {name} than the refresher's model, and "
+                "a refresh reads them from the refresher's model; build the Refresher from the "
+                f"batch's model ({what}.model)"
+                + (f" or declare {name} in model_fields" if name in MODEL_FIELDS else "")
+            )

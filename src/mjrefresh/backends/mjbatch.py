@@ -15,7 +15,12 @@ from .._rows import SIM_IDS, row_ids
 from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
 from ..refresher import Refresher, check_cpu_ids, check_num_threads
-from ._checks import check_not_supplied, check_refresher, check_same_sizes
+from ._checks import (
+    check_not_supplied,
+    check_refresher,
+    check_same_sizes,
+    check_same_values,
+)
 from ._optional import require_mjbatch
 from .state_vectors import state_views
 
@@ -102,6 +107,8 @@ def bind_mjbatch(
     per-simulation values, expanded if they were not yet). mjbatch-uni cannot
     tell which fields were expanded, so a field expanded but not declared is
     not seen: declare every randomised field that the refreshed outputs read.
+    The batch's own model must have the refresher's values in every field a
+    refresh reads and does not take per row (ValueError otherwise).
     ``body_subtreemass`` is derived from ``body_mass`` per row, as
     ``batch.set_const`` would.
     """
@@ -113,6 +120,7 @@ def bind_mjbatch(
     plan = refresher.plan
     kw: dict[str, Any] = _mjbatch_inputs(batch, _input_names(refresher.model, plan.needs_time))
     check_not_supplied("bind_mjbatch", "the batch", (*kw, "model_fields"), outputs)
+    check_same_values(refresher, batch.model, "batch")
     if plan.model_fields:
         kw["model_fields"] = {name: _mjbatch_field(batch, name) for name in plan.model_fields}
     backend: tuple[str, ...] = ()

@@ -9,12 +9,86 @@ import numpy as np
 from ..cache import StateCache
 from ..plan import MODEL_FIELDS
 from ..refresher import Refresher
-from ._checks import check_refresher, check_same_sizes
+from ._checks import (
+    check_not_supplied,
+    check_refresher,
+    check_same_sizes,
+    check_same_values,
+    fields_read,
+    model_value,
+    same_values,
+    taken_per_row,
+)
 from ._optional import require_mujoco_batch
 
-# Per-simulation model fields that change what a refresh computes: those a
-# refresh can take per row (MODEL_FIELDS) and camera poses, which it cannot.
-_KINEMATIC_FIELDS = (*MODEL_FIELDS, "cam_pos", "cam_quat")
+_INPUTS = ("qpos", "qvel", "mocap_pos", "mocap_quat", "time", "model_fields")
+
+
+def _watched(batch: Any, refresher: Refresher) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Check that the batch runs the refresher's model in every field a
+    refresh reads and does not take per row; return those the batch has
+    expanded (with the model's values so far): (name, live values, model's)."""
+    if batch.models is not None:
+        raise ValueError(
+            "batch: it runs caller models (set_models); a refresh uses the refresher's one "
+            "model for every row. Expected batch.models None"
+        )
+    known = require_mujoco_batch().MODEL_FIELDS  # what batch.expanded() accepts
+    watched = []
+    for name in fields_read(refresher):
+        if taken_per_row(refresher, name) or name not in known:
+            continue
+        per_sim, ours = batch.expanded(name), model_value(refresher.model, name)
+        if per_sim is None or ours is None:
+            continue
+        template = np.broadcast_to(ours, per_sim.shape)
+        if not same_values(per_sim, template):
+            fix = (
+                f"declare it: Refresher(..., model_fields=({name!r}, ...))"
+                if name in MODEL_FIELDS
+                else "a refresh cannot take it per environment"
+            )
+            raise ValueError(
+                f"batch: model field {name} is expanded with per-simulation values that the "
+                f"refresher does not take; {fix}"
+            )
+        watched.append((name, per_sim, template))
+    return watched
+
+
+class _MujocoBatchCache(StateCache):
+    """A StateCache that re-checks, before each refresh, what
+    bind_mujoco_batch checked: caller models set or fields expanded since
+    (``len(batch._expanded)``: mujoco.batch's own record of expand(), which
+    set_models and the named views go through), and the values of expanded
+    fields that must keep the model's. About 1 us a refresh, plus a compare
+    of each such field (none unless the batch expanded one a refresh reads
+    without changing it); the rows stay dirty when it raises."""
+
+    _batch: Any
+    _expanded_count: int
+    _watch: list[tuple[str, np.ndarray, np.ndarray]]
+
+    def _expanded_now(self) -> int:
+        expanded = getattr(self._batch, "_expanded", None)
+        return -1 if expanded is None else len(expanded)  # -1: unknown, re-check every time
+
+    def _before_refresh(self, ids: np.ndarray) -> None:
+        count = self._expanded_now()
+        if count != self._expanded_count or count < 0 or self._batch.models is not None:
+            self._watch = _watched(self._batch, self.refresher)
+            self._expanded_count = count
+        for name, live, template in self._watch:
+            if not same_values(live, template):
+                raise ValueError(
+                    f"batch: model field {name} was given per-simulation values after "
+                    "bind_mujoco_batch, and the refresh reads it from the refresher's model; "
+                    + (
+                        f"declare it (Refresher(..., model_fields=({name!r}, ...))) and bind again"
+                        if name in MODEL_FIELDS
+                        else "a refresh cannot take it per environment"
+                    )
+                )
 
 
 def bind_mujoco_batch(
@@ -39,48 +113,42 @@ def bind_mujoco_batch(
     (``batch.expanded(name)``) and the refresher declares in ``model_fields``
     is read from the batch's live per-simulation values; a declared field the
     batch has not expanded yet is expanded (``batch.expand(name)``) so later
-    writes to it are seen.
+    writes to it are seen. Every other field a refresh reads (the kinematic
+    tree's, and those its selected sensors read: ``actuator_gear`` for
+    ``actuatorpos``, ``opt.magnetic`` for a magnetometer, camera fields for
+    camera-framed sensors, ...) must keep the refresher's model's values:
+    checked here, and again before each refresh (caller models set or
+    fields expanded since, new values in an expanded field).
 
     Raises:
-        ValueError: the batch runs caller models (``set_models``), or a model
-            field that changes refreshed outputs is expanded with values that
-            differ from the refresher's model and the refresher does not
-            declare it in ``model_fields`` (or cannot take it per row).
+        ValueError: the batch runs caller models (``set_models``), its model
+            has other values than the refresher's where a refresh reads
+            them, or a model field a refresh reads is expanded with values
+            that differ from the refresher's model and the refresher does not
+            declare it in ``model_fields`` (or cannot take it per row); also
+            from a later refresh, when any of this becomes true after binding.
+        TypeError: an input the binding reads from the batch is passed too.
     """
     mujoco_batch = require_mujoco_batch()
     check_refresher(refresher)
     if not isinstance(batch, mujoco_batch.Batch):
         raise TypeError(f"batch: expected mujoco.batch.Batch, got {type(batch).__name__}")
     check_same_sizes(refresher, batch.model, "batch")
-    if batch.models is not None:
-        raise ValueError(
-            "batch: it runs caller models (set_models); a refresh uses the refresher's one "
-            "model for every row. Expected batch.models None"
-        )
+    check_not_supplied("bind_mujoco_batch", "the batch", _INPUTS, outputs)
+    check_same_values(refresher, batch.model, "batch")
+    watch = _watched(batch, refresher)
     plan = refresher.plan
-    fields: dict[str, np.ndarray] = {}
-    for name in _KINEMATIC_FIELDS:
-        per_sim = batch.expanded(name)
-        if name in plan.model_fields:
-            fields[name] = per_sim if per_sim is not None else batch.expand(name)
-        elif per_sim is not None and not np.array_equal(
-            per_sim, np.broadcast_to(getattr(refresher.model, name), per_sim.shape)
-        ):
-            fix = (
-                f"declare it: Refresher(..., model_fields=({name!r}, ...))"
-                if name in MODEL_FIELDS
-                else "a refresh cannot take it per environment"
-            )
-            raise ValueError(
-                f"batch: model field {name} is expanded with per-simulation values that the "
-                f"refresher does not take; {fix}"
-            )
     kw: dict[str, Any] = {"qpos": batch.bind("qpos"), "qvel": batch.bind("qvel")}
     if refresher.model.nmocap:
         kw["mocap_pos"] = batch.bind("mocap_pos")
         kw["mocap_quat"] = batch.bind("mocap_quat")
     if plan.needs_time:
         kw["time"] = batch.bind("time")
-    if fields:
-        kw["model_fields"] = fields
-    return StateCache(refresher, batch.nsim, dtype=dtype, **kw, **outputs)
+    if plan.model_fields:
+        # expand() returns the live values, expanding a field not expanded yet
+        kw["model_fields"] = {name: batch.expand(name) for name in plan.model_fields}
+    cache = _MujocoBatchCache(refresher, batch.nsim, dtype=dtype, **kw, **outputs)
+    cache._batch = batch
+    cache._watch = watch
+    cache._expanded_count = cache._expanded_now()
+    return cache
