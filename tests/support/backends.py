@@ -119,6 +119,16 @@ def batch_states(batch: Any) -> dict[str, np.ndarray]:
     return {n: batch.bind(n).copy() for n in STATE_NAMES}
 
 
+def other_model_message(field: str) -> str:
+    """The pinned ValueError of a batch binding given a batch whose model has
+    other values than the refresher's in `field` (same sizes)."""
+    return (
+        rf"^batch: its model has other values in {field} than the refresher's model, and a "
+        r"refresh reads them from the refresher's model; build the Refresher from the batch's "
+        rf"model \(batch.model\) or declare {field} in model_fields$"
+    )
+
+
 MJBATCH_MISSING = "mjbatch-uni is not installed (pip install mjbatch-uni; needs mujoco 3.11)"
 MUJOCO_BATCH_MISSING = f"mujoco.batch needs MuJoCo >= 4.0 (installed: {mujoco.__version__})"
 
