@@ -342,7 +342,10 @@ def test_bindings_leave_the_batch_views_to_the_backend(legged_model, legged_refr
 def test_bind_mjbatch_refuses_a_batch_of_another_model(legged_model, legged_refresher):
     other = copy.copy(legged_model)
     other.jnt_axis[2] = (0.0, 0.6, 0.8)  # same sizes, another hinge axis
-    with pytest.raises(ValueError, match=other_model_message("jnt_axis")):
+    with pytest.raises(
+        ValueError,
+        match=other_model_message("jnt_axis", fix=" or declare jnt_axis in model_fields"),
+    ):
         mjrefresh.bind_mjbatch(mjbatch.Batch(other, 2, num_threads=1), legged_refresher)
 
 

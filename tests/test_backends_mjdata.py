@@ -3,12 +3,13 @@ optional-dependency errors of the other bindings."""
 
 from __future__ import annotations
 
+import copy
 import sys
 
 import mujoco
 import numpy as np
 import pytest
-from support.backends import mjdata_list, step_mjdata
+from support.backends import mjdata_list, other_model_message, step_mjdata
 from support.checks import ATOL
 from support.models import FREE_BODY_XML
 from support.models import LEGGED_ACC_SENSORS as ACC_SENSORS
@@ -145,3 +146,26 @@ def test_missing_optional_dependencies_say_what_to_install(monkeypatch, refreshe
     monkeypatch.delattr(mujoco, "batch", raising=False)
     with pytest.raises(ImportError, match=r"pip install 'mujoco>=4.0'"):
         mjrefresh.bind_mujoco_batch(object(), refresher)
+
+
+def test_mjdata_of_another_model_and_model_fields_are_refused(legged_model, refresher, datas):
+    other = copy.copy(legged_model)
+    other.body_pos[2, 0] += 0.05  # same sizes, another leg
+    with pytest.raises(ValueError, match=other_model_message("body_pos", "datas[1]")):
+        mjrefresh.bind_mjdata_list(refresher, [datas[0], mujoco.MjData(other)])
+    # An MjData holds no model values: per-row fields cannot be read from it
+    # (the engines used to read tables nothing filled: a segfault).
+    for engine in ("fast", "exact"):
+        with mjrefresh.Refresher(
+            legged_model, bodies=["foot"], model_fields=("body_pos",), engine=engine
+        ) as r:
+            message = (
+                r"^model_fields: the refresher takes 'body_pos' per row, which a binding of "
+                r"MjData rows cannot supply \(an MjData holds no model values\); use a Refresher "
+                r"without model_fields, or pass the state as arrays \(bind_arrays, bind_state\) "
+                r"with model_fields=$"
+            )
+            with pytest.raises(ValueError, match=message):
+                mjrefresh.bind_mjdata_list(r, datas)
+            with pytest.raises(ValueError, match=message):
+                mjrefresh.refresh_mjdata(r, datas, out=r.outputs(len(datas)))

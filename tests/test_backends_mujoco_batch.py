@@ -86,7 +86,10 @@ def test_fields_the_selected_sensors_read(legged_model, legged_refresher):
 def test_a_batch_of_another_model_is_refused(legged_model, legged_refresher):
     other = copy.copy(legged_model)
     other.body_pos[2, 0] += 0.05  # same sizes, another leg
-    with pytest.raises(ValueError, match=other_model_message("body_pos")):
+    with pytest.raises(
+        ValueError,
+        match=other_model_message("body_pos", fix=" or declare body_pos in model_fields"),
+    ):
         mjrefresh.bind_mujoco_batch(mujoco_batch.Batch(other, 2, nthread=1), legged_refresher)
 
 

@@ -169,3 +169,50 @@ def test_bad_states_are_refused_naming_them():
             rf"{every:#x}\), got {bad}$",
         ):
             mjrefresh.state_views(m, rows, bad)
+
+
+def test_layouts_the_views_cannot_take_are_refused_naming_states():
+    m = rich_model()
+    spec = int(S.mjSTATE_FULLPHYSICS)
+    rows = _states(m, spec)
+    with pytest.raises(
+        ValueError,
+        match=r"^states: its last axis must be contiguous \(stride 8 bytes\), got stride 16 bytes",
+    ):
+        mjrefresh.state_views(m, np.repeat(rows, 2, axis=1)[:, ::2], spec)
+    raw = np.zeros(rows.size * 8 + 1, np.uint8)[1:].view(np.float64).reshape(rows.shape)
+    with pytest.raises(
+        ValueError, match=r"^states: its data and strides must be multiples of 8 bytes"
+    ):
+        mjrefresh.state_views(m, raw, spec)
+    with mjrefresh.Refresher(m, sensors=["fp_xbody"], num_threads=1) as r:
+        traj = np.stack([rows, rows])  # (2, N, w): sensordata must be (2N, ...) or (2, N, ...)
+        swapped = np.zeros((rows.shape[0], 2, m.nsensordata))
+        with pytest.raises(
+            ValueError,
+            match=rf"^sensordata: its leading axes \({rows.shape[0]}, 2\) differ from those of "
+            rf"states \(2, {rows.shape[0]}\); expected \(N, nsensordata\) or the leading axes",
+        ):
+            mjrefresh.bind_state(r, traj, spec, sensordata=swapped)
+        flat = np.zeros((2 * rows.shape[0], m.nsensordata))
+        mocap = mjrefresh.model_mocap(m, 2 * rows.shape[0])
+        mjrefresh.bind_state(r, traj, spec, sensordata=flat, **mocap).refresh_dirty_rows()
+
+
+def test_a_model_without_dofs_has_empty_qpos_and_qvel():
+    m = mujoco.MjModel.from_xml_string(
+        """<mujoco><worldbody><body name="mc" mocap="true" pos="0 0 1"><site name="s"/></body>
+        </worldbody><sensor><framepos name="fp" objtype="site" objname="s"/></sensor></mujoco>"""
+    )
+    spec = int(S.mjSTATE_INTEGRATION)
+    states = np.zeros((3, mujoco.mj_stateSize(m, spec)))
+    d = mujoco.MjData(m)
+    for i in range(3):
+        d.mocap_pos[0] = (i, 0, 1)
+        mujoco.mj_getState(m, d, states[i], spec)
+    views = mjrefresh.state_views(m, states, spec)
+    assert views["qpos"].shape == (3, 0) and views["qvel"].shape == (3, 0)
+    with mjrefresh.Refresher(m, bodies=["mc"], sensors=["fp"], num_threads=1) as r:
+        cache = mjrefresh.bind_state(r, states, spec)
+        np.testing.assert_array_equal(cache.body_pos("mc")[:, 0], [0.0, 1.0, 2.0])
+        np.testing.assert_array_equal(cache.sensor("fp")[:, 0], [0.0, 1.0, 2.0])

@@ -290,6 +290,14 @@ CallArrays parse_call(const mjModel* m, const Selection& sel, nb::handle arrays,
 
 CallArrays parse_mjdata_outputs(const mjModel* m, const Selection& sel, nb::handle outputs,
                                 const MjDataRows& datas, bool poses) {
+  // Rows read from separate mjData take the refresher's model values: an
+  // engine asked for per-row fields would read tables no one filled.
+  if (!sel.model_fields.empty()) {
+    value_error("model_fields: the refresher takes " + listed(sel.model_fields) +
+                " per row, which a binding of MjData rows cannot supply (an MjData holds no "
+                "model values); use a Refresher without model_fields, or pass the state as "
+                "arrays (bind_arrays, bind_state) with model_fields=");
+  }
   const nb::dict d = as_dict("outputs", outputs);
   check_known(d, false);
   CallArrays c;

@@ -16,7 +16,8 @@
 //   call whose inputs live in separate mjData (datas: one per row); what the
 //   call copies into each mjData (sensordata; with `poses` the outputs with
 //   an mjData field) must be float64, and no output may share a byte with
-//   any of the mjData (their buffer and arena).
+//   any of the mjData (their buffer and arena); a selection with per-row
+//   model fields is refused (an mjData holds no model values to read).
 // - The result keeps a reference to every array it views: the views stay
 //   valid as long as it lives. Call with the GIL held.
 #pragma once

@@ -5,6 +5,7 @@ of MjData), each bound to a StateCache."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -119,13 +120,14 @@ def batch_states(batch: Any) -> dict[str, np.ndarray]:
     return {n: batch.bind(n).copy() for n in STATE_NAMES}
 
 
-def other_model_message(field: str) -> str:
-    """The pinned ValueError of a batch binding given a batch whose model has
-    other values than the refresher's in `field` (same sizes)."""
+def other_model_message(field: str, what: str = "batch", fix: str = "") -> str:
+    """The pinned ValueError of a binding given a batch (`what`: "batch") or
+    an MjData ("datas[i]") whose model has other values than the
+    refresher's in `field` (same sizes)."""
     return (
-        rf"^batch: its model has other values in {field} than the refresher's model, and a "
-        r"refresh reads them from the refresher's model; build the Refresher from the batch's "
-        rf"model \(batch.model\) or declare {field} in model_fields$"
+        rf"^{re.escape(what)}: its model has other values in {field} than the refresher's "
+        r"model, and a refresh reads them from the refresher's model; build the Refresher from "
+        rf"that model \({re.escape(what)}.model\){fix}$"
     )
 
 

@@ -138,10 +138,13 @@ def taken_per_row(refresher: Refresher, name: str) -> bool:
     return name in declared or (name == "body_subtreemass" and "body_mass" in declared)
 
 
-def check_same_values(refresher: Refresher, model: mujoco.MjModel, what: str) -> None:
+def check_same_values(
+    refresher: Refresher, model: mujoco.MjModel, what: str, per_row: bool = True
+) -> None:
     """ValueError naming `what` unless `model` has the refresher's values in
-    every field a refresh reads and does not take per row (a batch of
-    another model of the same sizes)."""
+    every field a refresh reads and does not take per row (a batch or an
+    MjData of another model of the same sizes). `per_row`: whether the
+    binding can take fields per row (the fix then names model_fields)."""
     for name in fields_read(refresher):
         ours, theirs = model_value(refresher.model, name), model_value(model, name)
         if taken_per_row(refresher, name) or ours is None or theirs is None:
@@ -149,7 +152,11 @@ def check_same_values(refresher: Refresher, model: mujoco.MjModel, what: str) ->
         if not same_values(ours, theirs):
             raise ValueError(
                 f"{what}: its model has other values in {name} than the refresher's model, and "
-                "a refresh reads them from the refresher's model; build the Refresher from the "
-                f"batch's model ({what}.model)"
-                + (f" or declare {name} in model_fields" if name in MODEL_FIELDS else "")
+                "a refresh reads them from the refresher's model; build the Refresher from that "
+                f"model ({what}.model)"
+                + (
+                    f" or declare {name} in model_fields"
+                    if per_row and name in MODEL_FIELDS
+                    else ""
+                )
             )

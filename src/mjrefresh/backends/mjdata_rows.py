@@ -28,7 +28,7 @@ import numpy as np
 from ..bound_refresh import BoundRefresh
 from ..outputs import OUTPUTS, RefreshOutputs
 from ..refresher import Refresher
-from ._checks import check_flag, check_refresher
+from ._checks import check_flag, check_refresher, check_same_values
 
 #: Outputs the core copies into each ``MjData`` -> the ``MjData`` field
 #: (all but ``sensordata`` only with ``write_poses=True``), from the
@@ -41,8 +41,8 @@ def check_datas(refresher: Refresher, datas: Any) -> list[mujoco.MjData]:
 
     Raises:
         TypeError: `datas` is not a sequence of ``mujoco.MjData``.
-        ValueError: empty, an ``MjData`` of another model (its sizes differ),
-            or the same ``MjData`` twice.
+        ValueError: empty, an ``MjData`` of another model (its sizes differ,
+            or values a refresh reads), or the same ``MjData`` twice.
     """
     if isinstance(datas, mujoco.MjData) or not isinstance(datas, Sequence):
         raise TypeError(f"datas: expected a sequence of mujoco.MjData, got {type(datas).__name__}")
@@ -60,6 +60,7 @@ def check_datas(refresher: Refresher, datas: Any) -> list[mujoco.MjData]:
         ("site_xpos", "nsite", m.nsite),
     )
     seen: dict[int, int] = {}
+    same: dict[int, mujoco.MjModel] = {}  # models checked: datas usually share one
     for i, d in enumerate(datas):
         if not isinstance(d, mujoco.MjData):
             raise TypeError(f"datas[{i}]: expected mujoco.MjData, got {type(d).__name__}")
@@ -75,6 +76,10 @@ def check_datas(refresher: Refresher, datas: Any) -> list[mujoco.MjData]:
                     f"datas[{i}]: expected an MjData of the refresher's model "
                     f"({size}={want}), got {size}={got}"
                 )
+        model = getattr(d, "model", None)  # the model it was made with (mujoco >= 3.x)
+        if model is not None and id(model) not in same:
+            check_same_values(refresher, model, f"datas[{i}]", per_row=False)
+            same[id(model)] = model  # kept, so the id stays this model's
         first = seen.setdefault(int(d._address), i)
         if first != i:
             raise ValueError(

@@ -78,6 +78,18 @@ def _rows(
     if a.dtype not in [np.dtype(d) for d in dtypes]:
         expected = " or ".join(np.dtype(d).name for d in dtypes)
         raise TypeError(f"{name}: expected dtype {expected}, got {a.dtype}")
+    # The views of the components inherit this layout; the core would report
+    # a bad one on them (qpos, ...), which the caller never passed.
+    if width > 1 and a.strides[-1] != a.itemsize:
+        raise ValueError(
+            f"{name}: its last axis must be contiguous (stride {a.itemsize} bytes), got stride "
+            f"{a.strides[-1]} bytes: pass rows whose columns are adjacent"
+        )
+    if a.ctypes.data % a.itemsize or any(st % a.itemsize for st in a.strides):
+        raise ValueError(
+            f"{name}: its data and strides must be multiples of {a.itemsize} bytes (the "
+            f"element size), got address {a.ctypes.data:#x} and strides {a.strides}"
+        )
     if a.ndim == 2:
         return a
     rows = a.reshape(-1, width)  # a view when the leading axes merge, else a copy
@@ -142,8 +154,8 @@ def state_views(
     for name, member in _COMPONENTS.items():
         bit = int(getattr(_STATE, member))
         size = int(mujoco.mj_stateSize(model, bit))
-        if not bits & bit or size == 0:
-            continue
+        if not bits & bit or (size == 0 and name not in ("qpos", "qvel")):
+            continue  # qpos/qvel are always given: (N, 0) for a model without them
         block = rows[:, offsets[bit] : offsets[bit] + size]
         if name == "time":
             views[name] = block[:, 0]
@@ -208,6 +220,13 @@ def bind_state(
     views = state_views(refresher.model, states, spec)
     check_not_supplied("bind_state", "the state rows", views, outputs)
     if sensordata is not None:
+        lead = np.shape(states)[:-1]
+        given = np.shape(sensordata)[:-1]
+        if len(given) > 1 and given != lead:
+            raise ValueError(
+                f"sensordata: its leading axes {given} differ from those of states {lead}; "
+                "expected (N, nsensordata) or the leading axes of states"
+            )
         outputs["sensordata"] = _rows(
             "sensordata",
             sensordata,
