@@ -15,6 +15,7 @@ from support.oracle import expected_outputs
 from support.sensors import sensor_cols, tracked_sensors
 
 import mjrefresh
+from mjrefresh import model_mocap
 
 N = 6
 
@@ -254,6 +255,48 @@ def test_torch_cpu_tensor_outputs(legged_model, legged_refresher, backend):
     # a read returns a view of the tensor's memory
     got = cache.body_pos()
     assert np.shares_memory(got, pos.numpy())
+
+
+def test_torch_tensors_that_move_their_memory_are_refused(legged_model, legged_refresher):
+    # torch's resize_/set_ free the memory a bound view points at (numpy's
+    # own DLPack views crash the same way): checked before every run, as
+    # inputs, as cache outputs and as outputs given to Refresher.outputs.
+    torch = pytest.importorskip("torch", reason="torch is not installed (optional: DLPack outputs)")
+    m = legged_model
+
+    def message(name: str) -> str:
+        return (
+            rf"^{name}: its memory moved since it was bound \(the Tensor was reallocated, e.g. by "
+            r"torch's resize_ or set_\), and the refresh would use the memory it had; bind it "
+            r"again as it is now \(Refresher.bind, a new cache\)$"
+        )
+
+    state = torch.zeros((N, 64), dtype=torch.float64)
+    state[:, : m.nq] = torch.from_numpy(np.tile(m.qpos0, (N, 1)))
+    cache = mjrefresh.bind_arrays(
+        legged_refresher, state[:, : m.nq], state[:, m.nq : m.nq + m.nv], **model_mocap(m, N)
+    )
+    cache.refresh_dirty_rows()
+    state.resize_(N, 4096)  # a new block; the views follow it, the bound memory is freed
+    cache.mark_stepped()
+    with pytest.raises(ValueError, match=message("qpos")):
+        cache.refresh_dirty_rows()
+    assert cache.dirty.all()
+
+    qpos, qvel = np.tile(m.qpos0, (N, 1)), np.zeros((N, m.nv))
+    pos = torch.zeros((N, len(BODIES), 3), dtype=torch.float64)
+    cache = mjrefresh.bind_arrays(legged_refresher, qpos, qvel, body_pos=pos, **model_mocap(m, N))
+    pos.set_(torch.zeros((N, len(BODIES), 3), dtype=torch.float64))
+    with pytest.raises(ValueError, match=message("body_pos")):
+        cache.refresh_dirty_rows()
+
+    sens = torch.zeros((N, m.nsensordata), dtype=torch.float64)
+    out = legged_refresher.outputs(N, sensordata=sens)
+    bound = legged_refresher.bind(qpos, qvel, out, **model_mocap(m, N))
+    bound.refresh(np.arange(N))
+    sens.resize_(N, 4 * m.nsensordata)
+    with pytest.raises(ValueError, match=message("sensordata")):
+        bound.refresh(np.arange(N))
 
 
 def test_buffer_protocol_outputs(legged_model, legged_refresher, backend):

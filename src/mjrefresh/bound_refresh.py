@@ -11,13 +11,14 @@ call.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ._rows import REFRESH_ROWS, row_ids
-from .outputs import RefreshOutputs, as_array
+from .outputs import RefreshOutputs, as_array, exporter
 
 
 class RefreshError(RuntimeError):
@@ -43,6 +44,31 @@ def raise_failures(failed: Sequence[int], message: str) -> None:
         )
 
 
+def memory_of(obj: Any) -> tuple[Any, ...]:
+    """Where an array object's memory is now: (address, shape, strides)."""
+    data_ptr = getattr(obj, "data_ptr", None)
+    if callable(data_ptr):  # torch: no export needed
+        return (data_ptr(), tuple(obj.shape), tuple(obj.stride()))
+    interface = getattr(obj, "__array_interface__", None)
+    if isinstance(interface, dict):
+        return (interface["data"][0], interface["shape"], interface.get("strides"))
+    view = np.from_dlpack(obj)
+    return (view.__array_interface__["data"][0], view.shape, view.strides)
+
+
+def moved(arrays: dict[str, Any]) -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """(name, object, its memory now) for each of `arrays` that is not numpy
+    memory (a torch tensor, another DLPack or array-interface exporter):
+    what a bound call checks has not moved before each run."""
+    watch = []
+    for name, obj in arrays.items():
+        source = exporter(obj)
+        # A scalar (time=2.5, np.float64(2.5)) is taken by value.
+        if source is not None and not isinstance(source, (numbers.Number, np.generic)):
+            watch.append((name, source, memory_of(source)))
+    return watch
+
+
 class BoundRefresh:
     """Refreshes rows of arrays that :meth:`Refresher.bind` checked once.
 
@@ -54,10 +80,15 @@ class BoundRefresh:
     ``bound(rows)`` is ``bound.refresh(rows)``.
     """
 
-    __slots__ = ("_inputs", "_keep", "_native", "_out")
+    __slots__ = ("_inputs", "_keep", "_native", "_out", "_watch")
 
     def __init__(
-        self, native: Any, inputs: dict[str, Any], out: RefreshOutputs, keep: object = None
+        self,
+        native: Any,
+        inputs: dict[str, Any],
+        out: RefreshOutputs,
+        keep: object = None,
+        model_fields: dict[str, Any] | None = None,
     ) -> None:
         # Built by Refresher.bind from a native bound call; not for direct use.
         # `keep`: objects the native call points into that it does not own
@@ -66,6 +97,10 @@ class BoundRefresh:
         self._inputs = inputs
         self._out = out
         self._keep = keep
+        # Objects that can move their memory under the core's views (torch
+        # tensors, ...), checked before each run (~1 us each); numpy
+        # arrays cannot while the core holds them.
+        self._watch = moved({**inputs, **out.arrays(), **(model_fields or {})})
 
     @property
     def num_envs(self) -> int:
@@ -103,10 +138,22 @@ class BoundRefresh:
         self._refresh_ids(ids)
         return int(ids.shape[0])
 
+    def _check_memory(self) -> None:
+        """ValueError naming a bound object whose memory moved since binding:
+        the core would read or write the memory it had (freed by then)."""
+        for name, obj, where in self._watch:
+            if memory_of(obj) != where:
+                raise ValueError(
+                    f"{name}: its memory moved since it was bound (the {type(obj).__name__} was "
+                    "reallocated, e.g. by torch's resize_ or set_), and the refresh would use the "
+                    "memory it had; bind it again as it is now (Refresher.bind, a new cache)"
+                )
+
     def refresh_dirty_rows(self, dirty: Any) -> int:
         """Refresh the rows where the writable bool array `dirty` (length N) is
         true, then clear those entries. Returns the number of rows refreshed.
         On a RefreshError the failing rows stay dirty."""
+        self._check_memory()
         count, failed, message = self._native.run_dirty(as_array("dirty", dirty, written=True))
         raise_failures(failed, message)
         return int(count)
@@ -117,11 +164,13 @@ class BoundRefresh:
         floor of the exact engine (None for the fast engine). A benchmark
         hook; the values of the bound arrays are read as for a refresh."""
         ids = row_ids("rows", rows, self.num_envs, REFRESH_ROWS)
+        self._check_memory()
         seconds = self._native.stage_seconds(ids)
         return None if seconds is None else float(seconds)
 
     def _refresh_ids(self, ids: np.ndarray) -> None:
         """One native call over the contiguous int64 `ids`."""
+        self._check_memory()
         raise_failures(*self._native.run(ids))
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ dataclass generated with one field per output.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import field, make_dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -86,6 +87,21 @@ def viewable(obj: Any) -> bool:
     )
 
 
+#: The object each view made by as_array came from (a torch tensor, ...):
+#: such an object can move its memory while the view still points at the old
+#: one (torch's resize_/set_ free it), which a bound call checks before it
+#: runs (bound_refresh.moved). By id of the view: an entry lives as long as
+#: its view (arrays are unhashable, so no WeakKeyDictionary).
+_EXPORTERS: dict[int, Any] = {}
+
+
+def exporter(obj: Any) -> Any:
+    """The object whose memory `obj` views: `obj` itself unless it is a
+    numpy array, the object a numpy view of :func:`as_array` came from, or
+    None for a numpy array that owns or views numpy memory."""
+    return _EXPORTERS.get(id(obj)) if isinstance(obj, np.ndarray) else obj
+
+
 def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
     """View `obj` as a numpy array without copying, or raise TypeError.
 
@@ -98,9 +114,13 @@ def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
         return obj
     if hasattr(obj, "__dlpack__"):
         try:
-            return np.from_dlpack(obj)
+            view = np.from_dlpack(obj)
         except (BufferError, TypeError, RuntimeError) as exc:
             raise TypeError(f"{name}: cannot view {type(obj).__name__} in place ({exc})") from None
-    if not viewable(obj):
+    elif not viewable(obj):
         raise TypeError(_core.not_an_array(name, type(obj).__name__, written))
-    return np.asarray(obj)  # __array_interface__
+    else:
+        view = np.asarray(obj)  # __array_interface__
+    _EXPORTERS[id(view)] = obj
+    weakref.finalize(view, _EXPORTERS.pop, id(view), None)
+    return view

@@ -362,7 +362,7 @@ class Refresher:
             raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
         given = {k: v for k, v in inputs.items() if v is not None}
         native = self._core.bind({**given, **out.arrays()}, model_fields, num_envs)
-        return BoundRefresh(native, given, out)
+        return BoundRefresh(native, given, out, model_fields=dict(model_fields or {}))
 
     def _bind_mjdata(
         self, datas: Sequence[mujoco.MjData], out: RefreshOutputs, write_poses: bool
