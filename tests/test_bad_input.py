@@ -409,3 +409,26 @@ def test_a_zero_slice_step_is_named():
         ValueError, match=r"^env_ids: slice step cannot be zero, got slice\(0, 4, 0\)$"
     ):
         cache.body_pos("a", env_ids=slice(0, 4, 0))
+
+
+def test_slices_with_steps_beyond_int64_and_ragged_ids():
+    # A step longer than N selects at most one row; it used to overflow
+    # int64 arithmetic (OverflowError, only when a selected row was dirty).
+    m = mujoco.MjModel.from_xml_string(XML)
+    r = mjrefresh.Refresher(m, bodies=["a"])
+    st = random_states(m, 4)
+    cache = mjrefresh.bind_arrays(r, st["qpos"], st["qvel"])
+    want = cache.body_pos("a", env_ids=[0, 3])  # refreshes rows 0 and 3 only
+    cache.mark_stepped()
+    np.testing.assert_array_equal(cache.body_pos("a", env_ids=slice(None, None, 2**70)), want[:1])
+    np.testing.assert_array_equal(
+        cache.body_pos("a", env_ids=slice(None, None, -(2**70))), want[1:]
+    )
+    out = r.outputs(4)
+    assert r.refresh(slice(1, None, 2**70), st["qpos"], st["qvel"], out) == 1
+    np.testing.assert_array_equal(out.body_pos[1], cache.body_pos(env_ids=1))
+    with pytest.raises(
+        ValueError,
+        match=r"^env_ids: expected a 1-D array of row ids or a bool mask, got a ragged sequence$",
+    ):
+        cache.body_pos("a", env_ids=[[1], [2, 3]])

@@ -350,7 +350,7 @@ def test_errors_name_the_argument(legged_model, legged_refresher, backend):
         mjrefresh.bind_arrays(
             legged_refresher, buf[:, :13], be.qvel, body_pos=buf[:, 10:25].reshape(N, 5, 3), **kw
         )
-    with pytest.raises(ValueError, match="body_foo: unknown output"):
+    with pytest.raises(TypeError, match="^body_foo: unexpected keyword argument; the inputs "):
         mjrefresh.bind_arrays(legged_refresher, be.qpos, be.qvel, body_foo=np.zeros(3), **kw)
     with pytest.raises(
         ValueError,
@@ -484,3 +484,13 @@ def test_row_views_with_strides_are_read_in_place(legged_model, legged_refresher
     cache.mark_stepped()
     exp = expected_outputs(legged_model, be.states(), BODIES, "base")
     np.testing.assert_allclose(cache.body_angvel(), exp["body_angvel"], rtol=0, atol=ATOL)
+
+
+def test_a_misspelled_keyword_is_named_with_the_inputs_and_outputs(legged_refresher, backend):
+    with pytest.raises(
+        TypeError,
+        match=r"^mocap_pose: unexpected keyword argument; the inputs besides qpos and qvel are "
+        r"mocap_pos, mocap_quat, time, the outputs body_pos, .*, sensordata; did you mean "
+        r"'mocap_pos' or 'mocap_quat'\?$",
+    ):
+        mjrefresh.bind_arrays(legged_refresher, **backend.inputs(), mocap_pose=np.zeros(3))

@@ -129,7 +129,12 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     if form.bounds == "native" and is_int(rows):
         return np.array([int(rows)], dtype=np.int64)  # its bounds: the native core
     if form.any_array_like or isinstance(rows, (list, tuple, range)):
-        a = np.asarray(rows)
+        try:
+            a = np.asarray(rows)
+        except ValueError:  # numpy's "inhomogeneous shape" of a ragged sequence
+            raise ValueError(
+                f"{name}: expected {form.shape_expected}, got a ragged sequence"
+            ) from None
     elif viewable(rows):
         a = as_array(name, rows)
     else:
@@ -162,11 +167,15 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
 
 
 def _slice_indices(name: str, rows: slice, n: int) -> tuple[int, int, int]:
-    """``rows.indices(n)``, or the error naming `name`."""
+    """``rows.indices(n)`` with the step clamped to [-n, n] (a longer step
+    selects at most `start` either way; int64 arithmetic on it then holds),
+    or the error naming `name`."""
     try:
-        return rows.indices(n)
+        start, stop, step = rows.indices(n)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{name}: {exc}, got {rows!r}") from None
+    bound = max(n, 1)
+    return start, stop, max(-bound, min(step, bound))
 
 
 def _min_max(ids: np.ndarray) -> tuple[int, int]:
@@ -211,7 +220,7 @@ def dirty_among(dirty: np.ndarray, rows: int | slice | np.ndarray | None) -> np.
     if isinstance(rows, int):
         return np.array([rows], dtype=np.int64) if dirty[rows] else np.empty(0, np.int64)
     if isinstance(rows, slice):
-        start, _, step = rows.indices(dirty.shape[0])
+        start, _, step = _slice_indices("env_ids", rows, dirty.shape[0])
         ids = np.flatnonzero(dirty[rows]) * step + start
         return ids[::-1] if step < 0 else ids
     ids = rows[dirty[rows]]

@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ._rows import RowsLike, dirty_among, is_int, normalize_rows
+from ._suggest import did_you_mean
 from .bound_refresh import BoundRefresh, RefreshError
-from .outputs import INPUT_NAMES, RefreshOutputs
+from .outputs import INPUT_NAMES, OUTPUT_NAMES, RefreshOutputs
 from .plan import as_items
 from .refresher import Refresher
 
@@ -116,6 +117,14 @@ class CacheLifecycle:
         # The other inputs (mocap_pos, ..., as the native table names them)
         # and the outputs, by name; an output passed as None is allocated by
         # the cache, like an omitted one.
+        for name in arrays:
+            if name not in INPUT_NAMES and name not in OUTPUT_NAMES:
+                others = [k for k in INPUT_NAMES if k not in ("qpos", "qvel")]
+                raise TypeError(
+                    f"{name}: unexpected keyword argument; the inputs besides qpos and qvel are "
+                    f"{', '.join(others)}, the outputs {', '.join(OUTPUT_NAMES)}"
+                    + did_you_mean(name, (*INPUT_NAMES, *OUTPUT_NAMES))
+                )
         inputs = {"qpos": qpos, "qvel": qvel}
         inputs.update({k: v for k, v in arrays.items() if k in INPUT_NAMES})
         outputs = {k: v for k, v in arrays.items() if k not in inputs and v is not None}
