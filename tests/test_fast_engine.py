@@ -367,6 +367,31 @@ def test_nan_and_inf_inputs_do_not_crash():
     assert _max_err(out.body_quat[5:6], ref["body_quat"]) <= POS_TOL
 
 
+def test_an_infinite_position_stays_infinite_through_an_off_center_hinge():
+    # mj_kinematics sets xpos = xanchor - rot(jnt_pos, xquat); computed as
+    # xpos + ((xanchor - xpos) - rot) an infinite xpos became inf - inf =
+    # NaN, and a cutoff, which clips MuJoCo's inf, kept the NaN.
+    m = mujoco.MjModel.from_xml_string(
+        """<mujoco><worldbody><body name="b1" pos="0 0 1"><freejoint/><geom size=".1"/>
+        <body name="b2" pos="0.2 0 0"><joint axis="0 0 1" pos="0.01 0.02 -0.03"/>
+        <geom size=".05"/></body></body></worldbody><sensor>
+        <framepos objtype="xbody" objname="b2"/>
+        <framepos objtype="xbody" objname="b2" cutoff="0.5"/></sensor></mujoco>"""
+    )
+    qpos = np.array([[np.inf, 0.1, 1.0, 1, 0, 0, 0, 0.7]])
+    d = mujoco.MjData(m)
+    d.qpos[:] = qpos[0]
+    with np.errstate(invalid="ignore"):
+        mujoco.mj_forward(m, d)
+    assert d.sensordata[0] == np.inf and d.sensordata[3] == 0.5
+    n = 7  # a quad (AVX2), a pair and a row alone
+    with mjrefresh.Refresher(m, sensors=[0, 1], bodies=["b2"], engine="fast") as r:
+        out = r.outputs(n)
+        r.refresh(np.arange(n), np.repeat(qpos, n, axis=0), np.zeros((n, m.nv)), out)
+    np.testing.assert_array_equal(out.sensordata, np.tile(d.sensordata, (n, 1)))
+    np.testing.assert_array_equal(out.body_pos[:, 0], np.tile(d.xpos[2], (n, 1)))
+
+
 # --------------------------------------------------------------------------
 # random kinematic trees (MjSpec)
 # --------------------------------------------------------------------------

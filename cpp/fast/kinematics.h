@@ -411,15 +411,16 @@ template <class T, class R, class K>
           }
           mul_quat(x.quat, x.quat, qloc);
         }
-        // correct for off-center rotation (exactly zero for a centered joint)
+        // correct for off-center rotation (exactly zero for a centered
+        // joint): xpos = xanchor - rot(jnt_pos, xquat), as mj_kinematics.
+        // Not xpos + ((xanchor - xpos) - rot): an infinite position gave
+        // inf - inf = NaN there where MuJoCo keeps inf (and then clips it
+        // to a sensor's cutoff).
         if (!jt.centered) {
           const U jpos[3] = {kv.jnt_pos(jt, 0), kv.jnt_pos(jt, 1), kv.jnt_pos(jt, 2)};
-          T v0[3], v1[3];
-          sub3(v0, xanchor, x.pos);
-          rot_vec_quat(v1, jpos, x.quat);
-          x.pos[0] += (v0[0] - v1[0]);
-          x.pos[1] += (v0[1] - v1[1]);
-          x.pos[2] += (v0[2] - v1[2]);
+          T rotated[3];
+          rot_vec_quat(rotated, jpos, x.quat);
+          sub3(x.pos, xanchor, rotated);
         }
       }
       if (b.rotates) {
