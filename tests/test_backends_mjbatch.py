@@ -5,7 +5,6 @@ MuJoCo 4.0: it pins mujoco==3.11.0)."""
 from __future__ import annotations
 
 import copy
-import threading
 
 import mujoco
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 from support.backends import (
     MJBATCH_MISSING,
     batch_states,
+    declared,
     make_mjbatch,
     other_model_message,
     randomize_batch,
@@ -22,6 +22,7 @@ from support.models import FREE_BODY_XML
 from support.models import LEGGED_ACC_SENSORS as ACC_SENSORS
 from support.oracle import expected_outputs
 from support.sensors import sensor_cols, tracked_sensors
+from support.threads import run_on_threads
 
 import mjrefresh
 
@@ -344,7 +345,7 @@ def test_bind_mjbatch_refuses_a_batch_of_another_model(legged_model, legged_refr
     other.jnt_axis[2] = (0.0, 0.6, 0.8)  # same sizes, another hinge axis
     with pytest.raises(
         ValueError,
-        match=other_model_message("jnt_axis", fix=" or declare jnt_axis in model_fields"),
+        match=other_model_message("jnt_axis", fix=declared("jnt_axis")),
     ):
         mjrefresh.bind_mjbatch(mjbatch.Batch(other, 2, num_threads=1), legged_refresher)
 
@@ -380,22 +381,13 @@ def test_drop_in_from_several_threads(legged_model, batch):
     ranges = [(int(s.adr[0]), int(s.adr[0] + s.dim[0])) for s in map(legged_model.sensor, names)]
     sd = batch.bind("sensordata")
     sd[:] = 0
-    failures: list[BaseException] = []
     with mjrefresh.MjbatchSensorRefresher(batch, num_threads=2, max_plans=2) as drop_in:
 
         def work(k: int) -> None:
-            try:
-                for i in range(300):
-                    drop_in.refresh_sensor_ranges(None, ranges[(i * (1 + k)) % len(ranges)])
-            except BaseException as exc:  # reported below
-                failures.append(exc)
+            for i in range(300):
+                drop_in.refresh_sensor_ranges(None, ranges[(i * (1 + k)) % len(ranges)])
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert failures == []
+        assert run_on_threads(work, 2) == []
         assert len(drop_in.planned_ranges) == 2
     exp = expected_outputs(legged_model, batch_states(batch))["sensordata"]
     cols = sensor_cols(legged_model, names)

@@ -95,8 +95,8 @@ def test_mujoco_batch_expanded_fields(model):
     with pytest.raises(
         ValueError,
         match=r"batch: model field body_pos is expanded with "
-        r"per-simulation values that the refresher does not take; declare it: "
-        r"Refresher\(\.\.\., model_fields=\('body_pos', \.\.\.\)\)",
+        r"per-simulation values that the refresher does not take; declare it "
+        r"\(Refresher\(\.\.\., model_fields=\('body_pos', \.\.\.\)\)\) and bind again$",
     ):
         mjrefresh.bind_mujoco_batch(batch, undeclared)
     r = mjrefresh.Refresher(model, bodies=tracked(model), model_fields=FIELDS, num_threads=2)

@@ -7,7 +7,12 @@ import copy
 
 import numpy as np
 import pytest
-from support.backends import MUJOCO_BATCH_MISSING, make_mujoco_batch, other_model_message
+from support.backends import (
+    MUJOCO_BATCH_MISSING,
+    declared,
+    make_mujoco_batch,
+    other_model_message,
+)
 
 import mjrefresh
 
@@ -88,7 +93,7 @@ def test_a_batch_of_another_model_is_refused(legged_model, legged_refresher):
     other.body_pos[2, 0] += 0.05  # same sizes, another leg
     with pytest.raises(
         ValueError,
-        match=other_model_message("body_pos", fix=" or declare body_pos in model_fields"),
+        match=other_model_message("body_pos", fix=declared("body_pos")),
     ):
         mjrefresh.bind_mujoco_batch(mujoco_batch.Batch(other, 2, nthread=1), legged_refresher)
 

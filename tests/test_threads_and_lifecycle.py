@@ -12,6 +12,7 @@ import pytest
 from support.models import THREE_LINK_XML as XML
 from support.oracle import forward_rows
 from support.states import random_states
+from support.threads import run_on_threads
 
 import mjrefresh
 from mjrefresh import _native
@@ -38,24 +39,16 @@ def test_calls_from_several_python_threads_are_serialised(m, states, ref):
     r = mjrefresh.Refresher(
         m, bodies=["c"], sensor_ranges=[(0, m.nsensordata)], num_threads=2, engine="exact"
     )
-    errors = []
 
     def worker(seed):
         rng = np.random.default_rng(seed)
         out = r.outputs(300)
-        try:
-            for _ in range(20):
-                rows = np.flatnonzero(rng.random(300) < 0.5)
-                r.refresh(rows, states["qpos"], states["qvel"], out)
-                np.testing.assert_array_equal(out.sensordata[rows], ref.sensordata[rows])
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for _ in range(20):
+            rows = np.flatnonzero(rng.random(300) < 0.5)
+            r.refresh(rows, states["qpos"], states["qvel"], out)
+            np.testing.assert_array_equal(out.sensordata[rows], ref.sensordata[rows])
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_on_threads(worker, 4)
     assert not errors, errors
 
 

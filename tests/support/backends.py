@@ -131,6 +131,15 @@ def other_model_message(field: str, what: str = "batch", fix: str = "") -> str:
     )
 
 
+def declared(field: str) -> str:
+    """The pinned fix, in other_model_message, of a field a refresh can take
+    per row: declare it in model_fields."""
+    return (
+        rf", or declare it \(Refresher\(\.\.\., model_fields=\('{field}', \.\.\.\)\)\) "
+        "and bind again"
+    )
+
+
 MJBATCH_MISSING = "mjbatch-uni is not installed (pip install mjbatch-uni; needs mujoco 3.11)"
 MUJOCO_BATCH_MISSING = f"mujoco.batch needs MuJoCo >= 4.0 (installed: {mujoco.__version__})"
 

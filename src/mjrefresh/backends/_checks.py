@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import mujoco
 import numpy as np
@@ -138,6 +138,25 @@ def taken_per_row(refresher: Refresher, name: str) -> bool:
     return name in declared or (name == "body_subtreemass" and "body_mass" in declared)
 
 
+def declare_fix(name: str) -> str:
+    """The fix for per-simulation values in field `name` that a refresh
+    reads from the refresher's model: declare it in model_fields where a
+    refresh can take it per row, else that it cannot."""
+    if name in MODEL_FIELDS:
+        return f"declare it (Refresher(..., model_fields=({name!r}, ...))) and bind again"
+    return "a refresh cannot take it per environment"
+
+
+def fields_to_compare(refresher: Refresher) -> Iterator[tuple[str, np.ndarray]]:
+    """(name, the refresher's model's value) of every field a refresh reads
+    from the refresher's model (fields_read, less those it takes per row)
+    that this MuJoCo has: what another model or a batch must not change."""
+    for name in fields_read(refresher):
+        ours = model_value(refresher.model, name)
+        if ours is not None and not taken_per_row(refresher, name):
+            yield name, ours
+
+
 def check_same_values(
     refresher: Refresher, model: mujoco.MjModel, what: str, per_row: bool = True
 ) -> None:
@@ -145,18 +164,14 @@ def check_same_values(
     every field a refresh reads and does not take per row (a batch or an
     MjData of another model of the same sizes). `per_row`: whether the
     binding can take fields per row (the fix then names model_fields)."""
-    for name in fields_read(refresher):
-        ours, theirs = model_value(refresher.model, name), model_value(model, name)
-        if taken_per_row(refresher, name) or ours is None or theirs is None:
+    for name, ours in fields_to_compare(refresher):
+        theirs = model_value(model, name)
+        if theirs is None or same_values(ours, theirs):
             continue
-        if not same_values(ours, theirs):
-            raise ValueError(
-                f"{what}: its model has other values in {name} than the refresher's model, and "
-                "a refresh reads them from the refresher's model; build the Refresher from that "
-                f"model ({what}.model)"
-                + (
-                    f" or declare {name} in model_fields"
-                    if per_row and name in MODEL_FIELDS
-                    else ""
-                )
-            )
+        fix = f"build the Refresher from that model ({what}.model)"
+        if per_row and name in MODEL_FIELDS:
+            fix += f", or {declare_fix(name)}"
+        raise ValueError(
+            f"{what}: its model has other values in {name} than the refresher's model, and "
+            f"a refresh reads them from the refresher's model; {fix}"
+        )

@@ -7,17 +7,15 @@ from typing import Any
 import numpy as np
 
 from ..cache import StateCache
-from ..plan import MODEL_FIELDS
 from ..refresher import Refresher
 from ._checks import (
     check_not_supplied,
     check_refresher,
     check_same_sizes,
     check_same_values,
-    fields_read,
-    model_value,
+    declare_fix,
+    fields_to_compare,
     same_values,
-    taken_per_row,
 )
 from ._optional import require_mujoco_batch
 
@@ -35,22 +33,15 @@ def _watched(batch: Any, refresher: Refresher) -> list[tuple[str, np.ndarray, np
         )
     known = require_mujoco_batch().MODEL_FIELDS  # what batch.expanded() accepts
     watched = []
-    for name in fields_read(refresher):
-        if taken_per_row(refresher, name) or name not in known:
-            continue
-        per_sim, ours = batch.expanded(name), model_value(refresher.model, name)
-        if per_sim is None or ours is None:
+    for name, ours in fields_to_compare(refresher):
+        per_sim = batch.expanded(name) if name in known else None
+        if per_sim is None:
             continue
         template = np.broadcast_to(ours, per_sim.shape)
         if not same_values(per_sim, template):
-            fix = (
-                f"declare it: Refresher(..., model_fields=({name!r}, ...))"
-                if name in MODEL_FIELDS
-                else "a refresh cannot take it per environment"
-            )
             raise ValueError(
                 f"batch: model field {name} is expanded with per-simulation values that the "
-                f"refresher does not take; {fix}"
+                f"refresher does not take; {declare_fix(name)}"
             )
         watched.append((name, per_sim, template))
     return watched
@@ -82,12 +73,8 @@ class _MujocoBatchCache(StateCache):
             if not same_values(live, template):
                 raise ValueError(
                     f"batch: model field {name} was given per-simulation values after "
-                    "bind_mujoco_batch, and the refresh reads it from the refresher's model; "
-                    + (
-                        f"declare it (Refresher(..., model_fields=({name!r}, ...))) and bind again"
-                        if name in MODEL_FIELDS
-                        else "a refresh cannot take it per environment"
-                    )
+                    f"bind_mujoco_batch, and the refresh reads it from the refresher's model; "
+                    f"{declare_fix(name)}"
                 )
 
 
