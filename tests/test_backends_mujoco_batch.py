@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import mujoco
 import numpy as np
 import pytest
 from support.backends import (
@@ -59,7 +60,16 @@ def test_errors(legged_model, legged_refresher, batch):
         mjrefresh.bind_mujoco_batch(b, legged_refresher)
     b = mujoco_batch.Batch(legged_model, 2, nthread=1)
     b.expand("geom_friction")[:] = 0.5  # does not change what a refresh computes
+    b.expand("geom_contype")[1] = 0  # nor collision filters (integers no refresh reads)
     mjrefresh.bind_mujoco_batch(b, legged_refresher)
+    b = mujoco_batch.Batch(legged_model, 2, nthread=1)
+    b.expand("jnt_type")[1, 1] = int(mujoco.mjtJoint.mjJNT_SLIDE)  # the structure does
+    with pytest.raises(
+        ValueError,
+        match=r"^batch: model field jnt_type is expanded with per-simulation values that the "
+        r"refresher does not take; a refresh cannot take it per environment$",
+    ):
+        mjrefresh.bind_mujoco_batch(b, legged_refresher)
 
 
 def test_inputs_it_reads_itself_are_refused(legged_refresher, batch):

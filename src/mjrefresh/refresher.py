@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import copy
 import sys
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -96,7 +97,8 @@ class Refresher:
 
     The model is copied into the native core (deleting or editing the Python
     ``MjModel`` afterwards does not affect the refresher); the refresher keeps
-    a reference only for names and sizes.
+    a reference only for names and sizes. Bindings compare the model of a
+    batch or an ``MjData`` with the values copied at construction.
 
     Args:
         model: the ``mujoco.MjModel`` every row shares.
@@ -162,6 +164,11 @@ class Refresher:
             stages |= _STAGE_BITS[s]
         p = self._plan
         self._model = model
+        # The values the core computes with, as the copy it takes now holds
+        # them: what a binding compares another model (a batch's, an
+        # MjData's) with. `model` may be edited afterwards (domain
+        # randomisation on the caller's model); the core's copy is not.
+        self._values_model: mujoco.MjModel = copy.copy(model)
         config = _core.Config()
         config.stages = _core.Stage(stages)
         config.columns = list(p.column_ranges)

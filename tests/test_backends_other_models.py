@@ -1,0 +1,132 @@
+"""A batch or an MjData whose model differs from the refresher's where a
+refresh reads it is refused: the refresher computes with the model's values
+as they were at construction (edits to the caller's model afterwards
+included), its structure (joint types, object ids, camera targets) and the
+values the selected sensors read (terrain under a ray, armatures for the
+kinetic energy, gravity and springs for the potential energy). Fields no
+selected output reads stay free to differ."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from support.backends import other_model_message
+
+import mjrefresh
+
+ROBOT = """<mujoco><worldbody>
+ <camera name="c" pos="0 -2 1" mode="targetbody" target="{target}"/>
+ <body name="a" pos="0 0 1"><joint name="h" type="{joint}" axis="1 0 0" stiffness="2"/>
+  <geom size=".1" friction="{friction}"/><site name="s0" pos=".2 0 0"/><site name="s1" pos="0 .3 0"/>
+ </body>
+ <body name="b" pos="1 0 1"><joint type="slide" axis="0 1 0"/><geom size=".1"/></body>
+</worldbody>
+<sensor><framepos name="p" objtype="site" objname="{site}"/>
+ <framexaxis name="cx" objtype="camera" objname="c"/></sensor></mujoco>"""
+ENERGY = """<mujoco><option><flag energy="enable"/></option><worldbody>
+ <body name="a" pos="0 0 1"><joint name="h" axis="0 1 0" stiffness="2"/>
+ <geom type="capsule" size=".05" fromto="0 0 0 .3 0 0"/></body></worldbody>
+<sensor><e_kinetic name="ek"/><e_potential name="ep"/></sensor></mujoco>"""
+TERRAIN = """<mujoco><asset><hfield name="hf" nrow="8" ncol="8" size="2 2 .5 .1"/></asset>
+<worldbody><geom type="hfield" hfield="hf"/>
+ <body name="a" pos="0 0 1"><freejoint/><geom size=".05"/><site name="ray" zaxis="0 0 -1"/></body>
+</worldbody><sensor><rangefinder name="rf" site="ray"/></sensor></mujoco>"""
+
+
+def robot(joint="hinge", site="s0", target="a", friction="1 .005 .0001"):
+    return mujoco.MjModel.from_xml_string(
+        ROBOT.format(joint=joint, site=site, target=target, friction=friction)
+    )
+
+
+def energy():
+    return mujoco.MjModel.from_xml_string(ENERGY)
+
+
+def terrain():
+    return mujoco.MjModel.from_xml_string(TERRAIN)
+
+
+def edited(build, edit):
+    """A model of `build` with `edit` applied (same sizes, other values)."""
+    m = build()
+    edit(m)
+    return m
+
+
+# case: (the refresher's model, selected sensors, the other model, the field named)
+OTHER = {
+    "joint type": (robot, ["p"], lambda: robot(joint="slide"), "(body_simple|jnt_type)"),
+    "sensor object": (robot, ["p"], lambda: robot(site="s1"), "sensor_objid"),
+    "camera target": (robot, ["cx"], lambda: robot(target="b"), "cam_targetbodyid"),
+    "armature": (
+        energy,
+        ["ek"],
+        lambda: edited(energy, lambda m: m.dof_armature.__setitem__(0, 0.5)),
+        "dof_armature",
+    ),
+    "gravity": (
+        energy,
+        ["ep"],
+        lambda: edited(energy, lambda m: m.opt.gravity.__setitem__(2, -3)),
+        r"opt\.gravity",
+    ),
+    "stiffness": (
+        energy,
+        ["ep"],
+        lambda: edited(energy, lambda m: m.jnt_stiffness.__setitem__(0, 20)),
+        "jnt_stiffness",
+    ),
+    "terrain": (
+        terrain,
+        ["rf"],
+        lambda: edited(terrain, lambda m: m.hfield_data.__setitem__(slice(None), 0.8)),
+        "hfield_data",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER))
+def test_a_model_differing_where_a_refresh_reads_is_refused(case):
+    ours, sensors, other, field = OTHER[case]
+    r = mjrefresh.Refresher(ours(), sensors=sensors, engine="exact")
+    theirs = other()
+    d = mujoco.MjData(theirs)
+    with pytest.raises(ValueError, match=other_model_message(field, what="datas[0]")):
+        mjrefresh.bind_mjdata_list(r, [d])
+    with pytest.raises(ValueError, match=other_model_message(field, what="datas[0]")):
+        mjrefresh.refresh_mjdata(r, [d])
+    mjbatch = pytest.importorskip("mjbatch", reason="mjbatch-uni not installed")
+    with pytest.raises(ValueError, match=other_model_message(field)):
+        mjrefresh.bind_mjbatch(mjbatch.Batch(theirs, 2), r)
+
+
+def test_fields_no_selected_output_reads_may_differ():
+    # Friction is read by contacts only.
+    r = mjrefresh.Refresher(robot(), sensors=["p", "cx"], bodies=["a", "b"])
+    theirs = robot(friction="0.3 .01 .001")
+    d = mujoco.MjData(theirs)
+    d.qpos[:] = (0.7, -0.4)
+    d.qvel[:] = (0.2, 1.1)
+    mujoco.mj_forward(theirs, d)
+    want = d.sensordata.copy()
+    d.sensordata[:] = 0
+    mjrefresh.refresh_mjdata(r, [d])
+    np.testing.assert_allclose(d.sensordata, want, rtol=0, atol=1e-12)
+
+
+def test_the_values_at_construction_are_what_an_mjdata_is_compared_with():
+    m = robot()
+    r = mjrefresh.Refresher(m, sensors=["p"], bodies=["a"], engine="exact")
+    m.body_pos[1, 2] += 0.05  # the caller randomises its model afterwards
+    with pytest.raises(ValueError, match=other_model_message("body_pos", what="datas[0]")):
+        mjrefresh.bind_mjdata_list(r, [mujoco.MjData(m)])  # computed with the old values
+    pristine = robot()  # the values the refresher computes with
+    d = mujoco.MjData(pristine)
+    d.qpos[:] = (0.7, -0.4)
+    mujoco.mj_forward(pristine, d)
+    want = d.sensordata.copy()
+    d.sensordata[:] = 0
+    mjrefresh.refresh_mjdata(r, [d])
+    np.testing.assert_array_equal(d.sensordata[:3], want[:3])  # p, the selected sensor
