@@ -20,7 +20,7 @@ from support.backends import (
 from support.checks import ATOL, assert_reads_equal_forward
 from support.models import FREE_BODY_XML
 from support.models import LEGGED_ACC_SENSORS as ACC_SENSORS
-from support.oracle import expected_outputs
+from support.oracle import expected_outputs, forward_with_model_fields
 from support.sensors import sensor_cols, tracked_sensors
 from support.threads import run_on_threads
 
@@ -392,3 +392,26 @@ def test_drop_in_from_several_threads(legged_model, batch):
     exp = expected_outputs(legged_model, batch_states(batch))["sensordata"]
     cols = sensor_cols(legged_model, names)
     np.testing.assert_allclose(sd[:, cols], exp[:, cols], rtol=0, atol=ATOL)
+
+
+def test_drop_in_reads_the_model_fields_it_is_told_the_batch_expanded(legged_model, batch):
+    # mjbatch-uni cannot tell which fields a batch expanded: the drop-in reads
+    # those named in model_fields from batch.expand (live values), per row.
+    body_pos = batch.expand("body_pos")
+    body_pos[:, 2, 2] += np.linspace(0, 0.06, batch.num_sims)
+    step(batch, np.random.default_rng(17))
+    names = tracked_sensors(legged_model)[:4]
+    ranges = [(int(s.adr[0]), int(s.adr[0] + s.dim[0])) for s in map(legged_model.sensor, names)]
+    states = batch_states(batch)
+    sd = batch.bind("sensordata")
+    cols = sensor_cols(legged_model, names)
+    with mjrefresh.MjbatchSensorRefresher(
+        batch, num_threads=2, model_fields=["body_pos"]
+    ) as drop_in:
+        sd[:] = 0
+        drop_in.refresh_sensor_ranges(None, [v for r in ranges for v in r])
+        for i in range(batch.num_sims):
+            _, d, _ = forward_with_model_fields(legged_model, states, {"body_pos": body_pos}, i)
+            np.testing.assert_allclose(sd[i, cols], d.sensordata[cols], rtol=0, atol=ATOL)
+    with pytest.raises(ValueError, match=r"^model_fields: 'body_poz' is not an mjModel field; "):
+        mjrefresh.MjbatchSensorRefresher(batch, model_fields=["body_poz"])

@@ -186,6 +186,9 @@ def test_attach_unisim_refuses_other_objects_and_unmaterialized_backends(model_f
     backend.materialize()
     with pytest.raises(ValueError, match=r"^num_threads: expected >= 0 \(0 = all logical CPUs\)"):
         mjrefresh.attach_unisim(backend, num_threads=-1)  # at once, not at the backend's next read
+    with pytest.raises(ValueError, match=r"^model_fields: 'body_poz' is not an mjModel field; "):
+        mjrefresh.attach_unisim(backend, model_fields=["body_poz"])  # passed to the drop-in
+    mjrefresh.attach_unisim(backend, model_fields=["body_pos"]).close()
     backend.close()  # which empties _pool too
     with pytest.raises(
         RuntimeError, match="^backend: it is closed; attach_unisim needs a backend not closed yet$"

@@ -152,6 +152,12 @@ class MjbatchSensorRefresher:
     float32-bound input writes are not applied (the state rows are read as
     they are: a float32-bound batch's writes reach them at its next call).
 
+    Per-simulation model fields: mjbatch-uni cannot tell which fields a
+    batch has expanded, so name those the refreshed sensors read in
+    `model_fields` (as for :func:`bind_mjbatch`): each is read from
+    ``batch.expand(name)``, the batch's live values. An expanded field not
+    named is not seen: every row gets the batch's model's value.
+
     One :class:`~mjrefresh.Refresher` is planned per distinct set of ranges
     and kept, bound once to the batch's state rows and sensordata (the
     ``max_plans`` most recent); :meth:`close` stops their threads. Calls
@@ -161,6 +167,8 @@ class MjbatchSensorRefresher:
         batch: the ``mjbatch.Batch``.
         num_threads, cpu_ids: as for :class:`~mjrefresh.Refresher`.
         max_plans: how many planned range sets to keep.
+        model_fields: model fields the batch holds per simulation (names of
+            :data:`mjrefresh.plan.MODEL_FIELDS`), read per row.
     """
 
     def __init__(
@@ -169,6 +177,7 @@ class MjbatchSensorRefresher:
         num_threads: int = 0,
         cpu_ids: Sequence[int] | None = None,
         max_plans: int = 4,
+        model_fields: Sequence[str] | None = None,
     ) -> None:
         mjbatch = require_mjbatch()
         if not isinstance(batch, mjbatch.Batch):
@@ -183,6 +192,10 @@ class MjbatchSensorRefresher:
         self._num_threads = num_threads
         self._cpu_ids = cpu_ids
         self._max_plans = max_plans
+        # Checked now (names, dtype) by planning and binding them once.
+        with Refresher(self._model, model_fields=model_fields, num_threads=1) as probe:
+            self._model_fields = probe.plan.model_fields
+        self._fields = {name: _mjbatch_field(batch, name) for name in self._model_fields}
         # One call at a time, as mjbatch-uni's own refresh_sensor_ranges: the
         # plans are shared, and evicting one closes its refresher, which a
         # call from another thread may be about to run.
@@ -254,8 +267,11 @@ class MjbatchSensorRefresher:
                 sensor_ranges=list(ranges),
                 num_threads=self._num_threads,
                 cpu_ids=self._cpu_ids,
+                model_fields=self._model_fields,
             )
             kw: dict[str, Any] = dict(self._state)
+            if self._fields:
+                kw["model_fields"] = self._fields
             if not r.plan.needs_time:
                 kw.pop("time")
             out = r.outputs(self._batch.num_sims, sensordata=_mjbatch_sensordata(self._batch))

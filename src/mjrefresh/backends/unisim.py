@@ -33,6 +33,7 @@ def attach_unisim(
     backend: Any,
     num_threads: int = 0,
     cpu_ids: Sequence[int] | None = None,
+    model_fields: Sequence[str] | None = None,
 ) -> MjbatchSensorRefresher:
     """Make a materialized unisim MuJoCo backend refresh with mjrefresh.
 
@@ -41,6 +42,9 @@ def attach_unisim(
             ``unisim.create_backend("mujoco", ...)``), after ``materialize()``.
         num_threads, cpu_ids: the refresh's threads (see
             :class:`~mjrefresh.Refresher`).
+        model_fields: model fields the backend randomises per environment
+            (expanded in its batch), read per row (see
+            :class:`~mjrefresh.MjbatchSensorRefresher`).
 
     Returns:
         The :class:`~mjrefresh.MjbatchSensorRefresher` now serving the
@@ -69,7 +73,9 @@ def attach_unisim(
     batch = backend._pool
     if batch is None:
         raise RuntimeError("backend: call backend.materialize() before attach_unisim(backend)")
-    drop_in = MjbatchSensorRefresher(batch, num_threads=num_threads, cpu_ids=cpu_ids)
+    drop_in = MjbatchSensorRefresher(
+        batch, num_threads=num_threads, cpu_ids=cpu_ids, model_fields=model_fields
+    )
     # The one call _sync_tracked_body_state makes, served by mjrefresh.
     batch.refresh_sensor_ranges = drop_in.refresh_sensor_ranges
     return drop_in
