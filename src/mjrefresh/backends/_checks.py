@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator
+import weakref
+from collections.abc import Iterable
 
 import mujoco
 import numpy as np
@@ -60,7 +61,8 @@ _BY_SENSOR_TYPE = {
     "E_POTENTIAL": (
         *("opt.gravity", "jnt_stiffness", "jnt_stiffnesspoly", "qpos_spring"),
         *("tendon_stiffness", "tendon_stiffnesspoly", "tendon_lengthspring"),
-        *("flex_edgestiffness", "flexedge_length0", *_TENDON),
+        *("flex_edgestiffness", "flexedge_length0", "flex_dim", "flex_edgeadr"),
+        *("flex_edgenum", "flex_rigid", "flexedge_rigid", *_TENDON),
     ),
     # mj_energyVel: qvel' M qvel, M from mj_crb plus armatures (mj_makeM)
     "E_KINETIC": ("dof_armature", "tendon_armature", *_TENDON),
@@ -87,7 +89,11 @@ _INT_NOT_READ = re.compile(
     r"|^actuator_(dyntype|gaintype|biastype|ctrllimited|forcelimited|actlimited|actearly"
     r"|actadr|actnum|history|historyadr|ctrladr|ctrlnum|ctrlspec|outadr|outnum)$"
     r"|^(jnt|tendon)_act(frclimited|gravcomp)$"
-    r"|^flex_(selfcollide|internal|activelayers|passive|flatskin|texcoordadr|elemtexcoord)$"
+    # sparse-matrix layouts derived from the tree (dof_parentid, compared);
+    # flexes (no refreshed output but e_potential's flex springs reads
+    # them); meshes and heightfields (only the geometry sensors read them)
+    r"|^(M|D|B|efm\w*|ten_J|flexedge_J|flexvert_J)_|^map[MD]2[MD]$|^dof_Madr$"
+    r"|^(flex|flexedge|flexvert|mesh|hfield)_|^cam_(output|resolution)$"
 )
 
 
@@ -176,6 +182,9 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     before 1.24 cannot ask equal_nan of an int array)."""
     if a.shape != b.shape:
         return False
+    if a.dtype == b.dtype and a.flags.c_contiguous and b.flags.c_contiguous:
+        if a.tobytes() == b.tobytes():  # 25x faster than array_equal on small arrays
+            return True
     return np.array_equal(a, b) or (a.dtype.kind == "f" and np.array_equal(a, b, equal_nan=True))
 
 
@@ -205,14 +214,28 @@ def declare_fix(name: str) -> str:
     return "a refresh cannot take it per environment"
 
 
-def fields_to_compare(refresher: Refresher) -> Iterator[tuple[str, np.ndarray]]:
+# fields_to_compare per refresher: its plan and copied values never change,
+# and refresh_mjdata compares each call (165 fields of the quadruped: 0.23
+# ms to list again, against 0.1 ms to compare).
+_COMPARED: weakref.WeakKeyDictionary[Refresher, tuple[tuple[str, np.ndarray], ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def fields_to_compare(refresher: Refresher) -> tuple[tuple[str, np.ndarray], ...]:
     """(name, the refresher's model's value) of every field a refresh reads
     from the refresher's model (fields_read, less those it takes per row)
     that this MuJoCo has: what another model or a batch must not change."""
-    for name in fields_read(refresher):
-        ours = model_value(refresher._values_model, name)
-        if ours is not None and not taken_per_row(refresher, name):
-            yield name, ours
+    compared = _COMPARED.get(refresher)
+    if compared is None:
+        compared = tuple(
+            (name, ours)
+            for name in fields_read(refresher)
+            if (ours := model_value(refresher._values_model, name)) is not None
+            and not taken_per_row(refresher, name)
+        )
+        _COMPARED[refresher] = compared
+    return compared
 
 
 def check_same_values(
