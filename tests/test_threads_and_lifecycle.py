@@ -236,3 +236,38 @@ def test_small_calls_wake_only_the_threads_they_need(m, states, ref):
         r.refresh(rows, states["qpos"], states["qvel"], out)
         assert r._core.last_participants == expect, count
         np.testing.assert_array_equal(out.sensordata[rows], ref.sensordata[rows])
+
+
+def test_a_mark_made_while_a_cache_refreshes_is_kept(m):
+    # Python runs a signal handler when the native call returns; the cache
+    # used to clear the rows' dirty flags after that, erasing a handler's
+    # write-and-mark of row 0: later reads returned the old pose, with no
+    # row dirty.
+    import signal
+    import time
+
+    n = 60_000
+    states = random_states(m, n, seed=21)
+    qpos, qvel = states["qpos"].copy(), states["qvel"].copy()
+    r = mjrefresh.Refresher(m, bodies=["c"], num_threads=2, engine="exact")
+    cache = mjrefresh.bind_arrays(r, qpos, qvel)
+    fired = []
+
+    def write_and_mark(signum, frame):
+        qpos[0] += 0.5
+        cache.mark_dirty(0)
+        fired.append(time.perf_counter())
+
+    previous = signal.signal(signal.SIGALRM, write_and_mark)
+    start = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, 0.01)  # during the refresh of every row below
+    try:
+        cache.body_pos("c")
+        while not fired:  # only if the refresh ended first
+            time.sleep(0.01)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert cache.num_dirty == 1, f"handler ran {fired[0] - start:.3f}s into the read"
+    want = forward_rows(m, {"qpos": qpos[:1], "qvel": qvel[:1]})
+    np.testing.assert_array_equal(cache.body_pos("c")[0], want.xpos[0, r.plan.body_ids[0]])

@@ -277,29 +277,43 @@ class CacheLifecycle:
         if not self._maybe_dirty:
             return 0
         ids = dirty_among(self._dirty, rows)
-        if ids.size:
-            self._refresh_ids(ids)
         if rows is None:
+            # Cleared before the call, like the rows' flags (_refresh_ids):
+            # a mark made while it runs (a signal handler, another callback)
+            # sets it again and is kept.
             self._maybe_dirty = False
+        if ids.size:
+            try:
+                self._refresh_ids(ids)
+            except BaseException:
+                self._maybe_dirty = True  # rows left dirty
+                raise
         return int(ids.size)
 
     def _refresh_ids(self, ids: np.ndarray) -> None:
         """One native call over `ids` (sorted, unique, all dirty)."""
         self._before_refresh(ids)
         stats = self._stats
+        # Clear the flags before the call, not after: Python runs pending
+        # signal handlers when the call returns, and a handler that writes
+        # a row and marks it would see its mark erased (stale reads).
+        self._dirty[ids] = False
         t0 = _time.perf_counter()
         try:
             self._bound._refresh_ids(ids)  # ids are already sorted unique int64
         except RefreshError as exc:
-            ok = np.setdiff1d(ids, np.asarray(exc.rows, dtype=np.int64), assume_unique=True)
-            self._dirty[ok] = False
+            failed = np.asarray(exc.rows, dtype=np.int64)
+            self._dirty[failed] = True
+            ok = np.setdiff1d(ids, failed, assume_unique=True)
             stats.rows_refreshed += int(ok.size)
             self._after_refresh(ok)
+            raise
+        except BaseException:
+            self._dirty[ids] = True  # not known to be refreshed
             raise
         finally:
             stats.native_seconds += _time.perf_counter() - t0
             stats.native_calls += 1
-        self._dirty[ids] = False
         stats.rows_refreshed += int(ids.size)
         self._after_refresh(ids)
 
