@@ -198,6 +198,21 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mjrefresh`` console script."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        # The reader went away (``mjrefresh info | head -1``): nothing more to
+        # say. Python's recipe: point stdout at devnull so that the final
+        # flush at exit does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return status
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run the sub-command; its exit status."""
     args = _parser().parse_args(argv)
     if args.command == "info":
         print("\n".join(info_lines()))

@@ -21,12 +21,22 @@ def load_model(spec: str) -> mujoco.MjModel:
     if not os.path.exists(spec):
         known = ", ".join(models.MODELS)
         raise SystemExit(f"mjrefresh: MODEL: no file {spec!r} (embedded models: {known})")
+    if os.path.isdir(spec):  # MuJoCo would warn, then call it an empty file
+        raise SystemExit(
+            f"mjrefresh: MODEL: {spec!r} is a directory; give an MJCF (.xml) or MJB file in it"
+        )
     try:
-        if spec.endswith(".mjb"):
+        if is_mjb(spec):
             return mujoco.MjModel.from_binary_path(spec)
         return mujoco.MjModel.from_xml_path(spec)
     except Exception as exc:  # MuJoCo's compiler error names the element
         raise SystemExit(f"mjrefresh: MODEL: {spec} did not compile: {exc}") from None
+
+
+def is_mjb(path: str) -> bool:
+    """Whether ``path`` names a binary MJB model (``.mjb`` in any case, as
+    written on case-insensitive file systems)."""
+    return path.lower().endswith(".mjb")
 
 
 def posvel_sensors(model: mujoco.MjModel) -> tuple[list[int], dict[int, str]]:

@@ -14,7 +14,7 @@ the error is printed next to its time. Timing: warm-up, then interleaved
 repetitions (A B C A B C ...); the median with min-max is reported. Every
 contender sees the state of a fresh MjData besides the random qpos/qvel (the
 model's mocap poses, time 0). Exit status 1 when an mjrefresh engine's outputs
-differ from mj_forward or it raised, else 0.
+differ from mj_forward or it raised, or when nothing was measured, else 0.
 
   mjrefresh bench --quick                        # embedded models, < 2 min on 2 cores
   mjrefresh bench robot.xml --bodies torso foot_l foot_r --sensors imu_gyro
@@ -24,6 +24,7 @@ differ from mj_forward or it raised, else 0.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from mjrefresh import models
 from mjrefresh.bench import contenders, envinfo, report
 from mjrefresh.bench.measure import measure
-from mjrefresh.bench.output import progress, write_record
+from mjrefresh.bench.output import progress, unwritable, write_record
 from mjrefresh.bench.plot import plot
 from mjrefresh.bench.progressbar import ProgressBar
 from mjrefresh.bench.selection import Source, sources
@@ -73,7 +74,7 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--columns",
         choices=sorted(COLUMN_SETS),
-        default="tracking",
+        default=None,
         help="embedded models: the tracking block (default) or every pos/vel-stage sensor",
     )
 
@@ -144,8 +145,15 @@ def add_options(p: argparse.ArgumentParser, quick: bool = True) -> None:
 def finish_options(args: argparse.Namespace, p: argparse.ArgumentParser) -> argparse.Namespace:
     """Fill in the defaults that depend on ``--quick`` and check the numbers."""
     cores = envinfo.usable_cores()
-    args.models = args.models or list(models.MODELS)
-    args.n = args.n or ([1024] if args.quick else [1024, 4096])
+    _check_model_options(args, p)
+    args.columns = args.columns or "tracking"
+    # A value given twice would measure the same rows twice (as --threads,
+    # which is sorted into a set): each once, in the order given.
+    args.models = list(dict.fromkeys(args.models or models.MODELS))
+    args.n = list(dict.fromkeys(args.n or ([1024] if args.quick else [1024, 4096])))
+    args.workloads = list(dict.fromkeys(args.workloads))
+    if args.contenders is not None:
+        args.contenders = list(dict.fromkeys(args.contenders))
     args.threads = sorted(
         set(args.threads or ([1, cores] if args.quick else default_threads(cores)))
     )
@@ -163,9 +171,44 @@ def finish_options(args: argparse.Namespace, p: argparse.ArgumentParser) -> argp
         )
     if not args.tol >= 0:  # NaN too
         p.error(f"--tol must be a max abs error >= 0, got {args.tol}")
-    if args.model is not None and args.models != list(models.MODELS):
-        p.error("give either MODEL or --models, not both")
+    if not 0 <= args.min_sample < math.inf:  # NaN too; the calibration divides by it
+        p.error(
+            "--min-sample must be finite seconds >= 0 (0: one call per sample), "
+            f"got {args.min_sample}"
+        )
+    if args.warmup < 0:
+        p.error(f"--warmup must be >= 0 untimed calls, got {args.warmup}")
+    if args.seed < 0:  # numpy's generators take only non-negative seeds
+        p.error(f"--seed must be >= 0, got {args.seed}")
+    for option, path, example in (
+        ("--json", args.json, "out.json"),
+        ("--plot", args.plot, "out.png"),
+    ):
+        problem = None if path is None else unwritable(path)
+        if problem is not None:  # found now, not after the whole run
+            p.error(f"{option}: {problem}; give a writable file path such as {example}")
     return args
+
+
+def _check_model_options(args: argparse.Namespace, p: argparse.ArgumentParser) -> None:
+    """``--models`` and ``--columns`` choose what runs without MODEL (or on an
+    embedded MODEL without a selection); given where they do not apply, they
+    would be silently ignored."""
+    if args.model is None:
+        return
+    if args.models is not None:
+        p.error(
+            f"--models runs embedded models without MODEL, got MODEL {args.model!r} too; "
+            "give either MODEL or --models, not both"
+        )
+    selected = args.bodies or args.sites or args.sensors or args.all_posvel
+    if args.columns is not None and (args.model not in models.MODELS or selected):
+        p.error(
+            f"--columns {args.columns} applies to an embedded model without a selection, got "
+            f"MODEL {args.model!r}"
+            + (" with a selection" if selected else "")
+            + "; select columns with --all-posvel or --sensors instead"
+        )
 
 
 def choose(args: argparse.Namespace, skipped: list[dict[str, Any]]) -> tuple[list[type], dict]:
@@ -216,8 +259,9 @@ def _print_report(
 ) -> list[str]:
     """Table, skips, wrong results, busy warning and headline on stdout;
     returns the headline lines."""
-    print(report.table(results, verbose=args.verbose))
-    print()
+    if results:
+        print(report.table(results, verbose=args.verbose))
+        print()
     for s in skipped:
         where = (
             ""
@@ -234,18 +278,21 @@ def _print_report(
         print(warning)
     env["busy_warning"] = warning
     head = report.headline(results, [s for s in skipped if s.get("failed")])
+    if not results and not head:  # every chosen contender skipped: say so, not an empty table
+        head = ["nothing was measured: every chosen contender was skipped (reasons above)"]
     print("\n".join(head))
     return head
 
 
 def exit_status(results: list[dict[str, Any]], skipped: list[dict[str, Any]]) -> int:
     """1 when an mjrefresh engine gave outputs that differ from mj_forward or
-    raised, else 0. Another package's contender being wrong or raising is
-    reported, not an error of the run: it may not support the model (the
-    per-env loop and mjbatch-uni read stale subtree velocities)."""
+    raised, or when nothing was measured, else 0. Another package's contender
+    being wrong or raising is reported, not an error of the run: it may not
+    support the model (the per-env loop and mjbatch-uni read stale subtree
+    velocities)."""
     wrong = any(not r["correct"] and r["contender"].startswith("mjrefresh") for r in results)
     failed = any(s.get("failed") and s["contender"].startswith("mjrefresh") for s in skipped)
-    return 1 if wrong or failed else 0
+    return 1 if wrong or failed or not results else 0
 
 
 def run(

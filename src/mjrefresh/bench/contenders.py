@@ -62,10 +62,21 @@ class Contender:
     multithreaded = True
     owns_output = True
     internal = False  # shown only in the verbose table
+    computes_bodies_as_sensors = True  # False: computes body/site outputs directly
 
     def __init__(self, problem: Problem, threads: int) -> None:
         self.problem = problem
         self.threads = threads
+        sel = problem.selection
+        disabled = problem.model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
+        if self.computes_bodies_as_sensors and disabled and sel and (sel.bodies or sel.sites):
+            # The appended frame sensors stand for the bodies and sites; with
+            # sensors disabled MuJoCo computes none of them, so such a
+            # contender has no way to produce those outputs.
+            raise Unsupported(
+                'the model disables sensors (<flag sensor="disable"/>), so its sensordata '
+                "holds no frame sensor for the selected bodies/sites"
+            )
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -260,6 +271,7 @@ class MujocoUni(Contender):
 
 class _MjrefreshEngine(Contender):
     engine = ""
+    computes_bodies_as_sensors = False
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -270,6 +282,8 @@ class _MjrefreshEngine(Contender):
         import mjrefresh
 
         sel = problem.selection
+        if self.engine == "fast":
+            _refuse_uncovered(problem)
         if sel is None:
             self.refresher = mjrefresh.Refresher(
                 problem.model,
@@ -365,6 +379,27 @@ class _MjrefreshEngine(Contender):
             return None
         bound = self.refresher.bind(self.problem.qpos, self.problem.qvel, self.out, **self.inputs)
         return bound.stage_seconds(np.flatnonzero(mask))
+
+
+def _refuse_uncovered(problem: Problem) -> None:
+    """Raise Unsupported when the fast engine does not cover the problem's
+    sensors: ``Refresher(engine='fast')`` refuses such a selection by design
+    (a PlanError), which is the engine not applying here, not it failing."""
+    from mjrefresh.plan import fast_uncovered
+
+    sel = problem.selection
+    model = problem.model if sel is None else sel.base_model
+    ranges = problem.ranges if sel is None else sel.sensor_ranges
+    adr = np.asarray(model.sensor_adr)
+    dim = np.asarray(model.sensor_dim)
+    ids = [
+        s
+        for s in range(model.nsensor)
+        if dim[s] and any(a <= adr[s] and adr[s] + dim[s] <= b for a, b in ranges)
+    ]
+    why = fast_uncovered(model, ids)
+    if why is not None:
+        raise Unsupported(f"the fast engine does not cover this selection: {why}")
 
 
 def _written(a: np.ndarray | None) -> np.ndarray:

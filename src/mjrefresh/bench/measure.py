@@ -12,6 +12,7 @@ import numpy as np
 from mjrefresh.bench import contenders, timing
 from mjrefresh.bench.progressbar import ProgressBar
 from mjrefresh.bench.selection import Source
+from mjrefresh.bench.states import ForwardError
 from mjrefresh.bench.workloads import Problem, dirty_mask, reference, sample_rows
 
 
@@ -43,13 +44,34 @@ def check(
 def _sensor_names(
     model: mujoco.MjModel, columns: np.ndarray, errors: np.ndarray
 ) -> dict[str, float]:
-    """Sensor name -> max abs error, for the columns with a nonzero error."""
+    """Sensor name -> max abs error, for the columns with a nonzero error
+    (an unnamed frame sensor, such as those appended for ``--bodies`` and
+    ``--sites``, by its object: ``body torso framelinvel``)."""
     out: dict[str, float] = {}
     sensor_of = np.searchsorted(model.sensor_adr, columns, side="right") - 1
     for s, e in zip(sensor_of.tolist(), errors.tolist(), strict=True):
-        name = model.sensor(s).name or f"sensor {s}"
+        name = model.sensor(s).name or _unnamed_sensor(model, s)
         out[name] = max(out.get(name, 0.0), e)
     return out
+
+
+_OBJ_WORD = {
+    mujoco.mjtObj.mjOBJ_BODY: "body",
+    mujoco.mjtObj.mjOBJ_XBODY: "body",
+    mujoco.mjtObj.mjOBJ_SITE: "site",
+}
+
+
+def _unnamed_sensor(model: mujoco.MjModel, s: int) -> str:
+    """``body torso framepos`` for an unnamed sensor of a named body or site,
+    else ``sensor 7`` (the appended frame sensors have no names of their own)."""
+    obj = int(model.sensor_objtype[s])
+    word = _OBJ_WORD.get(obj)
+    objname = mujoco.mj_id2name(model, obj, int(model.sensor_objid[s])) if word else None
+    if not objname:
+        return f"sensor {s}"
+    stype = mujoco.mjtSensor(int(model.sensor_type[s])).name.removeprefix("mjSENS_").lower()
+    return f"{word} {objname} {stype}"
 
 
 def _skip(
@@ -190,6 +212,34 @@ def _progress_line(r: dict[str, Any]) -> str:
     )
 
 
+def _build_problem(source: Source, n: int) -> Problem:
+    """``source.build(n)``, or SystemExit naming ``--n`` when the N random
+    states do not fit in memory (numpy's MemoryError, a traceback before)."""
+    try:
+        return source.build(n)
+    except MemoryError as e:
+        raise SystemExit(
+            f"mjrefresh bench: --n {n}: the {source.name} states do not fit in memory ({e}); "
+            "give a smaller --n"
+        ) from None
+
+
+def _reference(problem: Problem, rows: np.ndarray, workload: str) -> np.ndarray:
+    """:func:`reference`, or SystemExit naming the row where ``mj_forward``
+    itself failed (then there is nothing to check the contenders against)."""
+    try:
+        return reference(problem, rows)
+    except ForwardError as e:
+        row = int(rows[e.row])
+        hint = (
+            "; raise <size memory=...> in the MJCF" if "out of memory" in e.mujoco_message else ""
+        )
+        raise SystemExit(
+            f"mjrefresh bench: {problem.name} N={problem.n} {workload}: the mj_forward reference "
+            f"failed at row {row} (a random state): {e.mujoco_message}{hint}"
+        ) from None
+
+
 def measure(
     args: argparse.Namespace,
     sources: list[Source],
@@ -208,11 +258,11 @@ def measure(
     t_single = min(args.threads)  # single-thread contenders run once, with this group
     for source in sources:
         for n in args.n:
-            problem = source.build(n)
+            problem = _build_problem(source, n)
             for workload in args.workloads:
                 mask = dirty_mask(n, workload)
                 rows = sample_rows(mask, args.check_rows)
-                ref = reference(problem, rows)
+                ref = _reference(problem, rows, workload)
                 for threads in args.threads:
                     bar.step(f"{source.name} {workload} N={n} T={threads}")
                     where = (source.name, n, threads, workload)

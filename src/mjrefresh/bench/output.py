@@ -28,6 +28,24 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def unwritable(path: Path) -> str | None:
+    """None if a file can be written at ``path`` (its missing directories
+    are created, as :func:`write_json` would), else why not; checked before a
+    run so that it does not end in a traceback. Leaves no new file behind."""
+    if path.is_dir():
+        return f"{str(path)!r} is a directory"
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        return f"cannot write {str(path)!r}: {e.strerror or e}"
+    if not existed:
+        path.unlink()
+    return None
+
+
 def write_json(path: Path, schema: str, payload: dict[str, Any]) -> None:
     """Write ``{"schema": schema, **payload}`` (environment, config, results, skips)."""
     path.parent.mkdir(parents=True, exist_ok=True)

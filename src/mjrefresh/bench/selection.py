@@ -25,7 +25,7 @@ from mjrefresh.bench.workloads import (
     make_problem,
     sensor_ranges,
 )
-from mjrefresh.model_args import load_model, name_or_id, posvel_sensors
+from mjrefresh.model_args import is_mjb, load_model, name_or_id, posvel_sensors
 from mjrefresh.plan import refresh_refusals
 
 _SENS, _OBJ = mujoco.mjtSensor, mujoco.mjtObj
@@ -57,14 +57,15 @@ class Source:
 
 
 def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, what: str, items: Sequence[str]) -> list[int]:
-    """Ids of named or numbered ``items`` of one kind; SystemExit naming a bad one."""
+    """Ids of named or numbered ``items`` of one kind; SystemExit naming a bad
+    or repeated one (the Refresher refuses repeats, as ``mjrefresh plan`` says)."""
     count = {
         _OBJ.mjOBJ_BODY: model.nbody,
         _OBJ.mjOBJ_SITE: model.nsite,
         _OBJ.mjOBJ_SENSOR: model.nsensor,
     }[obj]
     one = _SINGULAR[what]
-    out = []
+    out: list[int] = []
     for item in items:
         named = name_or_id(model, obj, item)
         i = named if isinstance(named, int) else mujoco.mj_name2id(model, obj, named)
@@ -72,6 +73,12 @@ def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, what: str, items: Sequence[s
             raise SystemExit(
                 f"mjrefresh bench: --{what}: no {one} {item!r} in the model "
                 f"(it has {count}; give names or ids 0..{count - 1})"
+            )
+        if i in out:
+            first = items[out.index(i)]
+            also = "" if first == item else f" (as {first!r} and {item!r})"
+            raise SystemExit(
+                f"mjrefresh bench: --{what}: {one} {item!r} is listed twice{also}; list each once"
             )
         out.append(i)
     return out
@@ -92,7 +99,7 @@ def _spec(path: str) -> mujoco.MjSpec:
     """The editable spec of an embedded model name or an MJCF file."""
     if path in models.MODELS:
         return getattr(models, f"{path}_spec")()
-    if path.endswith(".mjb"):
+    if is_mjb(path):
         raise SystemExit(
             "mjrefresh bench: --bodies/--sites need an MJCF (.xml) model or an embedded "
             f"model, got the binary {path!r}; select sensors with --sensors or --all-posvel"
@@ -152,6 +159,14 @@ def user_source(args: argparse.Namespace) -> Source:
     site_ids = _ids(base, _OBJ.mjOBJ_SITE, "sites", args.sites or [])
     ranges = sensor_ranges(base, _sensor_ids(base, args))
     if not (body_ids or site_ids or ranges):
+        refused = posvel_sensors(base)[1]
+        if refused:  # there are such sensors: say why none of them is refreshed
+            why = "; ".join(refused.values())
+            raise SystemExit(
+                f"mjrefresh bench: {spec}: a refresh refuses its {len(refused)} "
+                f"position/velocity-stage sensor{'s' if len(refused) > 1 else ''} ({why}); "
+                "select --bodies or --sites"
+            )
         raise SystemExit(
             f"mjrefresh bench: {spec} has no position/velocity sensor to refresh; "
             "select --bodies, --sites or --sensors"

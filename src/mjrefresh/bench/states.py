@@ -38,6 +38,19 @@ def forward_columns(
         data = mujoco.MjData(model)
         data.qpos[:] = qpos[k]
         data.qvel[:] = qvel[k]
-        mujoco.mj_forward(model, data)
+        try:
+            mujoco.mj_forward(model, data)
+        except mujoco.FatalError as e:
+            raise ForwardError(k, e) from None
         out[k] = data.sensordata[columns]
     return out
+
+
+class ForwardError(RuntimeError):
+    """``mj_forward`` raised MuJoCo's FatalError at row ``row`` of the states
+    given (e.g. the model's arena is too small for that state's contacts)."""
+
+    def __init__(self, row: int, error: Exception) -> None:
+        self.row = row
+        self.mujoco_message = " ".join(str(error).split())  # MuJoCo's lines, on one
+        super().__init__(f"mj_forward failed at row {row}: {self.mujoco_message}")

@@ -3,6 +3,7 @@ dirty-row selections and the mj_forward reference."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import mujoco
@@ -131,7 +132,24 @@ def sample_rows(mask: np.ndarray, k: int, seed: int = 2) -> np.ndarray:
 
 
 def reference(problem: Problem, rows: np.ndarray) -> np.ndarray:
-    """The selected sensordata columns that mj_forward computes at each row's state."""
-    return forward_columns(
-        problem.model, problem.qpos[rows], problem.qvel[rows], problem.column_index
-    )
+    """The selected sensordata columns that mj_forward computes at each row's state.
+
+    The frame sensors appended for a user's bodies and sites stand for poses
+    and velocities a refresh computes whatever the model's sensor flag says,
+    so a model that disables sensors (mj_forward then leaves them 0) gets their
+    reference from a copy with sensors enabled; the user's own sensor columns
+    keep the reference of the model as given.
+    """
+    cols = problem.column_index
+    qpos, qvel = problem.qpos[rows], problem.qvel[rows]
+    sel, model = problem.selection, problem.model
+    sensor_bit = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
+    if sel is None or not model.opt.disableflags & sensor_bit:
+        return forward_columns(model, qpos, qvel, cols)
+    enabled = copy.copy(model)
+    enabled.opt.disableflags &= ~sensor_bit
+    appended = cols >= sel.block_start
+    out = np.empty((rows.size, cols.size))
+    out[:, ~appended] = forward_columns(model, qpos, qvel, cols[~appended])
+    out[:, appended] = forward_columns(enabled, qpos, qvel, cols[appended])
+    return out
