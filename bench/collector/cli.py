@@ -48,12 +48,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import mujoco
+
 from bench.collector import backends, report, tasks, unisim, variants
 from bench.collector.worker import run_worker
-from bench.common.cli import add_readme_args, new_parser, write_readme_section
+from bench.common.cli import add_readme_args, check_readme, new_parser, write_readme_section
 from mjrefresh.bench import envinfo
 from mjrefresh.bench.envinfo import env_banner, loadavg
-from mjrefresh.bench.output import progress, write_record
+from mjrefresh.bench.output import progress, unwritable, write_record
 
 #: The directory holding the ``bench`` package: the workers run there, so
 #: that ``python -m bench.collector`` finds it wherever the parent was started.
@@ -156,8 +158,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.variants = args.variants or own
     if min(args.n) < 1 or args.procs < 1 or args.steps < 1 or args.threads < 1:
         p.error("--n, --procs, --steps and --threads must be positive")
-    if args.warmup < 0 or args.check_steps < 0 or args.preroll < 0:
-        p.error("--preroll, --warmup and --check-steps must be >= 0")
+    if args.warmup < 0 or args.preroll < 0:
+        p.error("--preroll and --warmup must be >= 0")
+    if args.check_steps < 1:
+        # with no checked step nothing is compared, and AGREE would claim it was
+        p.error(
+            f"--check-steps must be at least 1 (the variants are compared with mj_forward "
+            f"only in the checked steps), got {args.check_steps}"
+        )
+    if args.check_rows < 1:
+        p.error(f"--check-rows must be at least 1, got {args.check_rows}")
+    if not args.tol >= 0:  # NaN too
+        p.error(f"--tol must be a max deviation >= 0, got {args.tol}")
+    if args.seed < 0:  # numpy's generators take only non-negative seeds
+        p.error(f"--seed must be >= 0, got {args.seed}")
+    problem = None if args.json is None or args.worker else unwritable(args.json)
+    if problem is not None:  # found now, not after the whole run
+        p.error(f"--json: {problem}; give a writable file path such as out.json")
+    client = "collector-unisim" if args.client == "unisim" else "collector"
+    check_readme(p, args, f"{client}-mujoco-{mujoco.__version__}")  # the section main() writes
     return args
 
 
@@ -225,10 +244,19 @@ def run_processes(
                     worker_command(args, backend, task, n, seq, out), stdout=2, cwd=ROOT
                 )
                 if proc.returncode != 0 or not out.exists():
+                    # an installed backend's process crashing is a failure of
+                    # the run, not a skip (its traceback is on stderr above)
                     reason = f"worker exited with status {proc.returncode}"
                     progress(f"  {reason}")
                     skipped.append(
-                        {"backend": backend, "task": task, "n": n, "process": p, "reason": reason}
+                        {
+                            "backend": backend,
+                            "task": task,
+                            "n": n,
+                            "process": p,
+                            "reason": reason,
+                            "failed": True,
+                        }
                     )
                     continue
                 record = json.loads(out.read_text(encoding="utf-8"))
@@ -239,7 +267,8 @@ def run_processes(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the collector benchmark (or, with ``--worker``, one measurement
-    process); 1 when the correct variants disagree, else 0."""
+    process); 1 when the correct variants disagree or a measurement process
+    failed, else 0."""
     args = parse_args(argv)
     if args.worker:
         batch = args.client == "batch"
@@ -290,7 +319,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line)
     for s in skipped:
         what = s.get("variant") or s.get("backend")
-        print(f"skipped {what}: {s['reason']}")
+        if s.get("failed"):
+            print(f"FAILED {what} ({s['task']} N={s['n']} process {s['process']}): {s['reason']}")
+        else:
+            print(f"skipped {what}: {s['reason']}")
+    failed = any(s.get("failed") for s in skipped)
+    if not checks and not failed:
+        # only when no requested backend is installed: a skip, like the
+        # unisim client's, not a failure of the run
+        print("nothing was measured: no requested backend is installed here")
     progress(f"done in {elapsed:.1f} s")
 
     if args.json:
@@ -314,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv,
             lambda command: report.markdown_section(results, checks, env, command, args.tol),
         )
-    return 0 if all(c["agree"] for c in checks) else 1
+    return 0 if not failed and all(c["agree"] for c in checks) else 1
 
 
 def main_unisim(args: argparse.Namespace, argv: Sequence[str] | None) -> int:

@@ -39,6 +39,21 @@ def add_readme_args(p: argparse.ArgumentParser, what: str, section_help: str) ->
     p.add_argument("--readme-section", default=None, help=section_help)
 
 
+def check_readme(p: argparse.ArgumentParser, args: argparse.Namespace, section: str) -> None:
+    """Before the run: ``p.error`` unless ``--readme`` (if given) has the
+    section ``--readme-section`` (default ``section``) to rewrite, so that a
+    long run does not end in a traceback."""
+    if args.readme is None:
+        return
+    name = args.readme_section or section
+    problem = output.readme_problem(args.readme, name)
+    if problem is not None:
+        p.error(
+            f"--readme: {problem}; add the markers to the README or choose a section with "
+            "--readme-section"
+        )
+
+
 def write_readme_section(
     args: argparse.Namespace,
     section: str,

@@ -20,12 +20,33 @@ def median_range(values: Sequence[float], digits: int = 3) -> str:
     return f"{med:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
 
 
+def _markers(section: str) -> tuple[str, str]:
+    """The begin and end markers of a README section."""
+    return f"<!-- results:{section} begin -->", f"<!-- results:{section} end -->"
+
+
+def readme_problem(path: Path, section: str) -> str | None:
+    """None if ``path`` is a README whose ``section`` :func:`update_readme`
+    can rewrite, else why not (checked before a run, not after it)."""
+    begin, end = _markers(section)
+    try:
+        content = path.read_text(encoding="utf-8")
+        with path.open("a", encoding="utf-8"):  # writable, content untouched
+            pass
+    except (OSError, UnicodeDecodeError) as e:
+        return f"cannot rewrite {str(path)!r}: {getattr(e, 'strerror', None) or e}"
+    i, j = content.find(begin), content.find(end)
+    if i < 0 or j < i:
+        return f"{str(path)!r} has no section marked {begin} ... {end}"
+    return None
+
+
 def update_readme(path: Path, section: str, text: str) -> None:
     """Replace the text between ``<!-- results:SECTION begin/end -->`` markers.
 
     Raises ValueError naming the missing markers if the section is not there.
     """
-    begin, end = f"<!-- results:{section} begin -->", f"<!-- results:{section} end -->"
+    begin, end = _markers(section)
     content = path.read_text(encoding="utf-8")
     i, j = content.find(begin), content.find(end)
     if i < 0 or j < i:

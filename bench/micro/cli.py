@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from bench.common.cli import add_readme_args, new_parser, write_readme_section
+import mujoco
+
+from bench.common.cli import add_readme_args, check_readme, new_parser, write_readme_section
 from bench.common.output import markdown_section
 from mjrefresh.bench import cli
 
@@ -26,7 +28,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cli.add_options(p, quick=False)
     p.set_defaults(verbose=True)
     add_readme_args(p, "results", "section marker name (default: mujoco-<version>)")
-    return cli.finish_options(p.parse_args(argv), p)
+    args = cli.finish_options(p.parse_args(argv), p)
+    check_readme(p, args, f"mujoco-{mujoco.__version__}")  # the section main() writes
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
