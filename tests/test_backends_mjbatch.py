@@ -369,6 +369,14 @@ def test_drop_in_checks_its_threads_at_once(legged_model, batch):
         mjrefresh.MjbatchSensorRefresher(batch, num_threads=1.5)
     with pytest.raises(ValueError, match=r"^cpu_ids: cpu 100000 is not in this process's CPU"):
         mjrefresh.MjbatchSensorRefresher(batch, cpu_ids=[100000])
+    with (
+        mjrefresh.MjbatchSensorRefresher(batch) as drop_in,
+        pytest.raises(
+            TypeError,
+            match=r"^MjbatchSensorRefresher cannot be copied or pickled: .*; make another",
+        ),
+    ):
+        copy.copy(drop_in)
 
 
 def test_drop_in_from_several_threads(legged_model, batch):

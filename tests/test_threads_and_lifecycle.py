@@ -3,7 +3,9 @@ the build/run-time MuJoCo version guard."""
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import threading
 
 import mujoco
@@ -271,3 +273,25 @@ def test_a_mark_made_while_a_cache_refreshes_is_kept(m):
     assert cache.num_dirty == 1, f"handler ran {fired[0] - start:.3f}s into the read"
     want = forward_rows(m, {"qpos": qpos[:1], "qvel": qvel[:1]})
     np.testing.assert_array_equal(cache.body_pos("c")[0], want.xpos[0, r.plan.body_ids[0]])
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, pickle.dumps])
+def test_objects_owning_native_state_refuse_copies(m, states, how):
+    # A shallow copy shared the native core and the dirty flags: closing the
+    # copy closed the original, a mark on one was not seen by the other.
+    r = mjrefresh.Refresher(m, bodies=["c"], num_threads=2)
+    cache = mjrefresh.bind_arrays(r, states["qpos"], states["qvel"])
+    bound = r.bind(states["qpos"], states["qvel"], r.outputs(len(states["qpos"])))
+    for obj, instead in (
+        (r, r"build another with Refresher\(model, \.\.\.\)"),
+        (cache, r"bind another cache over the same arrays"),
+        (bound, r"bind again with Refresher\.bind"),
+    ):
+        with pytest.raises(
+            TypeError,
+            match=rf"^{type(obj).__name__} cannot be copied or pickled: it owns native state "
+            rf".*; {instead}",
+        ):
+            how(obj)
+    assert cache.refresh_dirty_rows() == len(states["qpos"])  # the original still works
+    r.close()

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._not_copyable import NotCopyable
 from ._rows import REFRESH_ROWS, row_ids
 from .outputs import RefreshOutputs, as_array, exporter
 
@@ -69,7 +70,7 @@ def moved(arrays: dict[str, Any]) -> list[tuple[str, Any, tuple[Any, ...]]]:
     return watch
 
 
-class BoundRefresh:
+class BoundRefresh(NotCopyable):
     """Refreshes rows of arrays that :meth:`Refresher.bind` checked once.
 
     The arrays are kept, not copied: each call reads the state arrays as they
@@ -79,6 +80,8 @@ class BoundRefresh:
 
     ``bound(rows)`` is ``bound.refresh(rows)``.
     """
+
+    _instead = "bind again with Refresher.bind"
 
     __slots__ = ("_inputs", "_keep", "_native", "_out", "_watch")
 

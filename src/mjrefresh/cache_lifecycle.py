@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ._not_copyable import NotCopyable
 from ._rows import RowsLike, dirty_among, is_int, normalize_rows
 from ._suggest import did_you_mean
 from .bound_refresh import BoundRefresh, RefreshError
@@ -84,12 +85,14 @@ class CacheStats:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-class CacheLifecycle:
+class CacheLifecycle(NotCopyable):
     """Per-row dirty tracking and on-demand refresh over one :class:`Refresher`.
 
     The base of :class:`~mjrefresh.StateCache`, which documents the
     arguments and adds the read accessors.
     """
+
+    _instead = "bind another cache over the same arrays (bind_arrays, bind_mjbatch, ...)"
 
     def __init__(
         self,

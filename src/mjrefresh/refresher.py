@@ -13,6 +13,7 @@ import mujoco
 import numpy as np
 
 from ._native import core as _core
+from ._not_copyable import NotCopyable
 from .bound_refresh import BoundRefresh
 from .bound_refresh import RefreshError as RefreshError  # importable from here too
 from .outputs import INPUT_NAMES, OUTPUT_NAMES, RefreshOutputs, as_array
@@ -85,7 +86,7 @@ def _optional_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return dict(inputs)
 
 
-class Refresher:
+class Refresher(NotCopyable):
     """Refreshes position/velocity-derived MuJoCo state for many rows at once.
 
     Construction plans the refresh once (:attr:`plan`): which outputs are
@@ -131,6 +132,8 @@ class Refresher:
             (``"fast"`` when it covers the selection, else ``"exact"``);
             :attr:`plan` says which runs and why.
     """
+
+    _instead = "build another with Refresher(model, ...) in the process that uses it"
 
     def __init__(
         self,

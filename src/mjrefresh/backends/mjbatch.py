@@ -11,6 +11,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from .._not_copyable import NotCopyable
 from .._rows import SIM_IDS, row_ids
 from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
@@ -132,7 +133,7 @@ def bind_mjbatch(
     )
 
 
-class MjbatchSensorRefresher:
+class MjbatchSensorRefresher(NotCopyable):
     """Drop-in for mjbatch-uni's ``Batch.refresh_sensor_ranges``, computed correctly.
 
     ``refresh_sensor_ranges(ids, sensor_ranges)`` takes the same arguments as
@@ -170,6 +171,8 @@ class MjbatchSensorRefresher:
         model_fields: model fields the batch holds per simulation (names of
             :data:`mjrefresh.plan.MODEL_FIELDS`), read per row.
     """
+
+    _instead = "make another MjbatchSensorRefresher(batch)"
 
     def __init__(
         self,
