@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import copy
 import sys
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +15,7 @@ from ._native import core as _core
 from ._not_copyable import NotCopyable
 from .bound_refresh import BoundRefresh
 from .bound_refresh import RefreshError as RefreshError  # importable from here too
+from .model_reads import copy_values
 from .outputs import INPUT_NAMES, OUTPUT_NAMES, RefreshOutputs, as_array
 from .plan import RefreshPlan, build_plan
 
@@ -167,11 +167,6 @@ class Refresher(NotCopyable):
             stages |= _STAGE_BITS[s]
         p = self._plan
         self._model = model
-        # The values the core computes with, as the copy it takes now holds
-        # them: what a binding compares another model (a batch's, an
-        # MjData's) with. `model` may be edited afterwards (domain
-        # randomisation on the caller's model); the core's copy is not.
-        self._values_model: mujoco.MjModel = copy.copy(model)
         config = _core.Config()
         config.stages = _core.Stage(stages)
         config.columns = list(p.column_ranges)
@@ -184,6 +179,11 @@ class Refresher(NotCopyable):
         config.num_threads = threads
         config.cpu_ids = pins
         self._core = _core.Refresher(model._address, config)
+        # The values of the fields a refresh reads, as the core's copy holds
+        # them: what a binding compares another model (a batch's, an
+        # MjData's) with. `model` may be edited afterwards (domain
+        # randomisation on the caller's model); the core's copy is not.
+        self._model_values = copy_values(model, p)
         _LIVE.add(self)
 
     # ------------------------------------------------------------------ info

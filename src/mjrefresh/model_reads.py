@@ -1,0 +1,170 @@
+"""The model fields a refresh reads, beyond those it can take per row: what
+a binding must find equal in another model (a batch's, an MjData's), and
+the copies of their values a Refresher keeps from its construction."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+from .plan import MODEL_FIELDS
+
+if TYPE_CHECKING:
+    from .plan import RefreshPlan
+
+# Model fields a refresh reads from the refresher's model (beyond those it
+# can take per row, MODEL_FIELDS): a batch that gives them other values per
+# simulation, or runs another model, gets other position/velocity-stage
+# values than the refresh computes. After MuJoCo's mj_kinematics/mj_comPos
+# (every refresh), mj_camlight, mj_tendon, mj_transmission, mj_energyPos/
+# mj_energyVel (with mj_crb/mj_makeM) and the sensors' own reads (only where
+# a selected sensor reads them): randomising a field no selected output
+# reads (friction, damping, a camera no sensor uses, the size of a geom no
+# ray or distance sensor sees) stays allowed. Every integer field (the
+# model's structure: joint types, parent and object ids, addresses, camera
+# targets, ...) is compared too, except those of _INT_NOT_READ: compared
+# unless known unread, so a field a new MuJoCo adds is compared.
+_EVERY_REFRESH = (
+    *MODEL_FIELDS,
+    *("qpos0", "body_subtreemass", "opt.disableflags", "opt.enableflags"),
+)
+_CAMERA = ("cam_pos", "cam_quat", "cam_pos0", "cam_poscom0", "cam_mat0", "cam_mode", "cam_bodyid")
+_TENDON = ("wrap_type", "wrap_objid", "wrap_prm", "geom_size", "tendon_adr", "tendon_num")
+_GEOMETRY = (
+    *("geom_type", "geom_size", "geom_dataid", "geom_group", "geom_rgba", "geom_matid"),
+    *("geom_margin", "geom_gap", "mat_rgba", "body_weldid", "geom_rbound", "geom_aabb"),
+)
+# Geometry sensors also read every heightfield and mesh value (terrain and
+# mesh shapes under a ray, a mesh's vertices and hull for a distance).
+_GEOMETRY_PREFIXES = ("hfield_", "mesh_")
+_BY_SENSOR_TYPE = {
+    "CAMPROJECTION": (
+        *_CAMERA,
+        *("cam_fovy", "cam_intrinsic", "cam_sensorsize", "cam_resolution", "cam_projection"),
+    ),
+    "MAGNETOMETER": ("opt.magnetic",),
+    "ACTUATORPOS": (
+        "actuator_trntype",
+        "actuator_trnid",
+        "actuator_gear",
+        "actuator_cranklength",
+        *_TENDON,
+    ),
+    "TENDONPOS": _TENDON,
+    "RANGEFINDER": _GEOMETRY,
+    "GEOMDIST": (*_GEOMETRY, "opt.ccd_tolerance", "opt.ccd_iterations"),
+    "INSIDESITE": ("site_type", "site_size"),
+    "JOINTLIMITPOS": ("jnt_range", "jnt_margin"),
+    "TENDONLIMITPOS": ("tendon_range", "tendon_margin", *_TENDON),
+    # mj_energyPos: gravity, joint, tendon and flex-edge springs
+    "E_POTENTIAL": (
+        *("opt.gravity", "jnt_stiffness", "jnt_stiffnesspoly", "qpos_spring"),
+        *("tendon_stiffness", "tendon_stiffnesspoly", "tendon_lengthspring"),
+        *("flex_edgestiffness", "flexedge_length0", "flex_dim", "flex_edgeadr"),
+        *("flex_edgenum", "flex_rigid", "flexedge_rigid", *_TENDON),
+    ),
+    # mj_energyVel: qvel' M qvel, M from mj_crb plus armatures (mj_makeM)
+    "E_KINETIC": ("dof_armature", "tendon_armature", *_TENDON),
+}
+for _pos, _vel in (
+    ("ACTUATORPOS", "ACTUATORVEL"),
+    ("TENDONPOS", "TENDONVEL"),
+    ("JOINTLIMITPOS", "JOINTLIMITVEL"),
+    ("TENDONLIMITPOS", "TENDONLIMITVEL"),
+):
+    _BY_SENSOR_TYPE[_vel] = _BY_SENSOR_TYPE[_pos]
+_BY_SENSOR_TYPE["GEOMNORMAL"] = _BY_SENSOR_TYPE["GEOMFROMTO"] = _BY_SENSOR_TYPE["GEOMDIST"]
+_GEOMETRY_TYPES = frozenset(("RANGEFINDER", "GEOMDIST", "GEOMNORMAL", "GEOMFROMTO"))
+# Integer fields no refresh reads: names and texts, rendering (lights,
+# textures, materials, skins, groups, shadows), collision (filters,
+# priorities, pairs, exclusions, bounding volumes, octrees), equality
+# constraints, plugins' own data, actuator dynamics and limits. mujoco.batch
+# lets each of these be expanded per simulation.
+_INT_NOT_READ = re.compile(
+    r"^(name_|names_map|text_|numeric_|tuple_|light_|tex_|mat_tex|skin_|pair_|exclude_|eq_"
+    r"|plugin|bvh_|oct_|key_)"
+    r"|_(contype|conaffinity|condim|priority|group|matid|pathadr|castshadow|plugin"
+    r"|bvhadr|bvhnum|octadr|octnum|texcoordadr|texcoordnum)$"
+    r"|^actuator_(dyntype|gaintype|biastype|ctrllimited|forcelimited|actlimited|actearly"
+    r"|actadr|actnum|history|historyadr|ctrladr|ctrlnum|ctrlspec|outadr|outnum)$"
+    r"|^(jnt|tendon)_act(frclimited|gravcomp)$"
+    # sparse-matrix layouts derived from the tree (dof_parentid, compared);
+    # flexes (no refreshed output but e_potential's flex springs reads
+    # them); meshes and heightfields (only the geometry sensors read them)
+    r"|^(M|D|B|efm\w*|ten_J|flexedge_J|flexvert_J)_|^map[MD]2[MD]$|^dof_Madr$"
+    r"|^(flex|flexedge|flexvert|mesh|hfield)_|^cam_(output|resolution)$"
+)
+
+
+_INT_FIELDS: list[tuple[str, ...]] = []  # computed once: fields and dtypes are per MuJoCo
+
+
+def _int_fields(model: mujoco.MjModel) -> tuple[str, ...]:
+    """The integer array fields of this MuJoCo's MjModel that a refresh may
+    read (all but _INT_NOT_READ). From `model` itself: compiling a model
+    here would run the caller's global MuJoCo callbacks."""
+    if not _INT_FIELDS:
+        names = []
+        for name in dir(model):
+            if name.startswith("_") or _INT_NOT_READ.search(name):
+                continue
+            value = getattr(model, name, None)
+            if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+                names.append(name)
+        _INT_FIELDS.append(tuple(names))
+    return _INT_FIELDS[0]
+
+
+def fields_read(model: mujoco.MjModel, plan: RefreshPlan) -> tuple[str, ...]:
+    """The model fields (mjModel names; ``opt.<name>`` for mjOption's) whose
+    values change what a refresh of `plan` computes: those of every refresh,
+    the model's structure, and those its selected sensors read (see
+    _BY_SENSOR_TYPE)."""
+    names = dict.fromkeys((*_EVERY_REFRESH, *_int_fields(model)))
+    camera = int(mujoco.mjtObj.mjOBJ_CAMERA)
+    geometry = False
+    for i in plan.sensor_ids:
+        kind = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_")
+        names.update(dict.fromkeys(_BY_SENSOR_TYPE.get(kind, ())))
+        geometry = geometry or kind in _GEOMETRY_TYPES
+        if camera in (int(model.sensor_objtype[i]), int(model.sensor_reftype[i])):
+            names.update(dict.fromkeys(_CAMERA))
+    if geometry:
+        names.update(dict.fromkeys(n for n in dir(model) if n.startswith(_GEOMETRY_PREFIXES)))
+    return tuple(names)
+
+
+def copy_values(model: mujoco.MjModel, plan: RefreshPlan) -> dict[str, np.ndarray]:
+    """Copies of `model`'s values of every field a refresh of `plan` reads
+    (that this MuJoCo has): what the bindings compare another model with,
+    as they were when the refresher copied the model.
+
+    Raises:
+        MemoryError: naming the field and its bytes.
+    """
+    values = {}
+    for name in fields_read(model, plan):
+        value = model_value(model, name)
+        if value is None:
+            continue
+        try:
+            values[name] = np.array(value, copy=True)
+        except MemoryError:
+            raise MemoryError(
+                f"could not allocate {value.nbytes} bytes for the copy of the model's {name} "
+                "that bindings compare other models with; free memory or select fewer sensors"
+            ) from None
+    return values
+
+
+def model_value(model: mujoco.MjModel, name: str) -> np.ndarray | None:
+    """`model`'s value of field `name` (``opt.<name>`` for mjOption's), or
+    None where this MuJoCo has no such field."""
+    if name.startswith("opt."):
+        value = getattr(model.opt, name[4:], None)
+    else:
+        value = getattr(model, name, None)
+    return None if value is None or callable(value) else np.asarray(value)
