@@ -74,13 +74,22 @@ void check_aligned(const std::string& name, const A& a) {
 void value_error(const std::string& message) { throw nb::value_error(message.c_str()); }
 
 std::string py_str(nb::handle obj) {
-  const nb::object s = nb::steal(PyObject_Str(obj.ptr()));
-  const char* text = s.is_valid() ? PyUnicode_AsUTF8AndSize(s.ptr(), nullptr) : nullptr;
+  // A str is read as it is: PyObject_Str first runs pending signal handlers,
+  // and a Ctrl-C arriving then became "?: unknown array" (KeyboardInterrupt
+  // lost) when the error below was cleared.
+  const nb::object s =
+      PyUnicode_Check(obj.ptr()) ? nb::borrow(obj) : nb::steal(PyObject_Str(obj.ptr()));
+  Py_ssize_t size = 0;
+  const char* text = s.is_valid() ? PyUnicode_AsUTF8AndSize(s.ptr(), &size) : nullptr;
   if (text == nullptr) {
+    // KeyboardInterrupt, SystemExit (a signal handler's): propagate. An
+    // ordinary error (a __str__ that raises, a lone surrogate) only spoils
+    // the name in a message being built.
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) throw nb::python_error();
     PyErr_Clear();
     return "?";
   }
-  return text;
+  return std::string(text, static_cast<std::size_t>(size));
 }
 void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
 

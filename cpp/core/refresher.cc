@@ -9,6 +9,7 @@
 
 #include "core/fork_generation.h"
 #include "core/mujoco_error_trap.h"
+#include "core/trapped_alloc.h"
 
 namespace mjrefresh {
 namespace {
@@ -35,7 +36,13 @@ struct Failure {
   std::vector<int64_t> rows;  // in the order this participant met them
   int64_t first = -1;         // lowest of rows
   char message[1024] = {0};   // MuJoCo's message for `first`
+  bool unrecorded = false;    // a failed row `rows` had no memory left for
 };
+
+// Warms up a worker's thread-locals (ours and libmujoco's, allocated by
+// glibc on a thread's first use, which ends the process when it cannot):
+// run by each worker as the pool starts (worker_pool.h, on_start).
+void touch_thread_locals() { const TrapScope trap; }
 
 }  // namespace
 
@@ -74,7 +81,9 @@ Refresher::Refresher(std::unique_ptr<RowEngine> engine, int num_threads,
     : num_threads_(std::max(1, num_threads)),
       fork_gen_(fork_generation()),
       engine_(std::move(engine)) {
-  pool_ = std::make_unique<WorkerPool>(num_threads_, cpu_ids);
+  pool_ = std::make_unique<WorkerPool>(num_threads_, cpu_ids, &touch_thread_locals);
+  memory_bytes_.store(engine_->memory_bytes());
+  participant_bytes_.store(engine_->participant_bytes());
 }
 
 Refresher::~Refresher() { close(); }
@@ -93,21 +102,19 @@ void Refresher::close() {
   recover_after_fork();
   std::lock_guard<std::mutex> lock(mutex_);
   closed_.store(true);
+  memory_bytes_.store(0);
+  participant_bytes_.store(0);
   pool_.reset();    // joins the workers first ...
   engine_.reset();  // ... then frees the scratch state they used
 }
 
 bool Refresher::closed() const { return closed_.load(); }
 
-int64_t Refresher::memory_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return engine_ ? engine_->memory_bytes() : 0;
-}
+// Without the call lock: a call in another thread (or one a forked child
+// inherited mid-call) would make these wait for it.
+int64_t Refresher::memory_bytes() const { return memory_bytes_.load(); }
 
-int64_t Refresher::participant_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return engine_ ? engine_->participant_bytes() : 0;
-}
+int64_t Refresher::participant_bytes() const { return participant_bytes_.load(); }
 
 void Refresher::with_engine(const std::function<void(RowEngine&)>& fn) {
   recover_after_fork();
@@ -188,7 +195,11 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
         const int64_t row = rows[i];
         prefetch_row(mirror, rows, i + kPrefetchRows, end);
         if (!engine.refresh_row(t, row, in, out, message, sizeof(message))) {
-          failure.rows.push_back(row);  // rare path: allocation is fine here
+          try {
+            failure.rows.push_back(row);  // rare path: allocation is fine here ...
+          } catch (const std::bad_alloc&) {
+            failure.unrecorded = true;  // ... unless memory ran out (reported below)
+          }
           if (failure.first < 0 || row < failure.first) {
             failure.first = row;
             std::memcpy(failure.message, message, sizeof(message));
@@ -201,6 +212,27 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   });
 
   int64_t first = -1;
+  for (const Failure& f : failures) {
+    if (f.unrecorded) {
+      throw OutOfMemory(
+          "rows: MuJoCo failed in more rows than memory was left to record (the lowest: "
+          "row " +
+          std::to_string(f.first) + ": " + f.message +
+          "); which rows were refreshed is unknown: treat every row of this call as not "
+          "refreshed, and free memory or refresh fewer rows per call");
+    }
+  }
+  std::size_t failed = 0;
+  for (const Failure& f : failures) failed += f.rows.size();
+  try {
+    result.failed_rows.reserve(failed);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("rows: MuJoCo failed in " + std::to_string(failed) +
+                      " rows, and no memory was left to list them (" +
+                      std::to_string(failed * sizeof(int64_t)) +
+                      " bytes); treat every row of this call as not refreshed, and free memory "
+                      "or refresh fewer rows per call");
+  }
   for (const Failure& f : failures) {
     result.failed_rows.insert(result.failed_rows.end(), f.rows.begin(), f.rows.end());
     if (f.first >= 0 && (first < 0 || f.first < first)) {

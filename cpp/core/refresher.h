@@ -86,7 +86,9 @@ class Refresher {
   // wakes after the caller ran out of rows skips the call (worker_pool.h).
   int last_participants() const { return last_participants_.load(); }
   const RowEngine& engine() const { return *engine_; }
-  // Bytes held (RowEngine::memory_bytes); 0 once closed.
+  // Bytes held (RowEngine::memory_bytes, taken once built); 0 once closed.
+  // Read without the call lock: never waits for a call (or, in a forked
+  // child, for a lock its parent held).
   int64_t memory_bytes() const;
   int64_t participant_bytes() const;
 
@@ -97,6 +99,8 @@ class Refresher {
   uint64_t fork_gen_;                // fork_generation() the lock and threads belong to
   std::atomic<bool> closed_{false};  // readable without the call lock
   std::atomic<int> last_participants_{0};
+  std::atomic<int64_t> memory_bytes_{0};  // the engine's, fixed once built; 0 once closed
+  std::atomic<int64_t> participant_bytes_{0};
   mutable std::mutex mutex_;
   std::unique_ptr<RowEngine> engine_;
   std::unique_ptr<WorkerPool> pool_;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <system_error>
 
@@ -46,8 +47,11 @@ bool cpu_in_affinity(int cpu) {
 #endif
 }
 
-WorkerPool::WorkerPool(int size, std::vector<int> cpu_ids)
-    : size_(std::max(1, size)), cpu_ids_(std::move(cpu_ids)), fork_gen_(fork_generation()) {
+WorkerPool::WorkerPool(int size, std::vector<int> cpu_ids, std::function<void()> on_start)
+    : size_(std::max(1, size)),
+      cpu_ids_(std::move(cpu_ids)),
+      on_start_(std::move(on_start)),
+      fork_gen_(fork_generation()) {
   start_workers(/*shrink=*/false);
 }
 
@@ -56,6 +60,7 @@ void WorkerPool::start_workers(bool shrink) {
   stop_.store(false);
   open_.store(false);
   in_flight_.store(0);
+  started_.store(0);
   threads_.clear();
   threads_.reserve(size_ - 1);
   for (int i = 1; i < size_; ++i) {
@@ -67,7 +72,7 @@ void WorkerPool::start_workers(bool shrink) {
       const int wanted = size_;
       if (shrink) {
         size_ = i;  // workers 1..i-1 run; slots_ stays large enough
-        return;
+        break;
       }
       stop_workers();
       throw ThreadStartError(
@@ -79,6 +84,9 @@ void WorkerPool::start_workers(bool shrink) {
           "ulimit -u or a container's pids limit): pass a smaller num_threads");
     }
   }
+  // Every started worker has run on_start_ (its thread-locals exist).
+  const int count = static_cast<int>(threads_.size());
+  for (int s = started_.load(); s < count; s = started_.load()) started_.wait(s);
 }
 
 void WorkerPool::stop_workers() {
@@ -113,8 +121,21 @@ void WorkerPool::pin_self(int index) {
 #endif
 }
 
+void WorkerPool::keep_error(std::exception_ptr error) {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (!error_) error_ = std::move(error);
+}
+
 void WorkerPool::worker_main(int index) {
   pin_self(index);
+  if (on_start_) {
+    try {
+      on_start_();
+    } catch (...) {  // only warms up: the first call would fail the same way, reported
+    }
+  }
+  started_.fetch_add(1);
+  started_.notify_all();
   Slot& slot = slots_[index];
   uint64_t seen = 0;
   for (;;) {
@@ -129,7 +150,13 @@ void WorkerPool::worker_main(int index) {
     if (stop_.load()) return;
     in_flight_.fetch_add(1);
     // Join only the call we were woken for, and only while it is open.
-    if (open_.load() && epoch_.load() == seen) (*task_)(index);
+    if (open_.load() && epoch_.load() == seen) {
+      try {
+        (*task_)(index);
+      } catch (...) {  // rethrown by run() on the caller, after the call closes
+        keep_error(std::current_exception());
+      }
+    }
     if (in_flight_.fetch_sub(1) == 1) in_flight_.notify_all();
   }
 }
@@ -138,6 +165,8 @@ void WorkerPool::run(int active, const std::function<void(int)>& task) {
   if (fork_generation() != fork_gen_) {
     // Child after fork(): the parent's workers do not exist here.
     new std::vector<std::thread>(std::move(threads_));  // leaked on purpose
+    new (&error_mutex_) std::mutex();  // a parent's thread may have held it at fork
+    error_ = nullptr;
     fork_gen_ = fork_generation();
     start_workers(/*shrink=*/true);
   }
@@ -158,7 +187,11 @@ void WorkerPool::run(int active, const std::function<void(int)>& task) {
     slots_[i].go.store(epoch, std::memory_order_release);
     slots_[i].go.notify_one();
   }
-  task(0);
+  try {
+    task(0);
+  } catch (...) {  // the workers may still use the task's state: wait first
+    keep_error(std::current_exception());
+  }
   // task(0) returns once no work is left to claim: close the call, then wait
   // only for the workers that joined it (they finish the rows they claimed).
   open_.store(false);
@@ -167,6 +200,12 @@ void WorkerPool::run(int active, const std::function<void(int)>& task) {
 #ifdef __linux__
   if (restore) sched_setaffinity(0, sizeof(saved), &saved);
 #endif
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    std::swap(error, error_);
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace mjrefresh

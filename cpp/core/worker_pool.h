@@ -15,8 +15,17 @@
 //   given participant runs.
 // - Serialisation: run() is not re-entrant and must not be called from two
 //   threads at once; the owner (Refresher) holds a mutex around it.
-// - Exceptions: task must not throw (the refresh kernels catch everything and
-//   report per participant); if it does, std::terminate is called.
+// - Exceptions: a task that throws (on the caller or a worker) does not end
+//   the process: run() still closes the call and waits for every task that
+//   started, then rethrows the first exception (the refresh kernels catch
+//   everything themselves; this guards allocation failures).
+// - Thread start (on_start): each worker runs on_start once when it starts,
+//   and the constructor (and run(), restarting workers after fork) returns
+//   only when every started worker has run it. The refresher touches its
+//   thread-local storage there: glibc allocates a module's thread-locals on
+//   a thread's first use and ends the process when it cannot, so that use
+//   happens while the pool is built, not at the first refresh after memory
+//   ran short.
 // - Pinning: cpu_ids (Linux only) pins participant i to cpu_ids[i % size];
 //   the caller thread is pinned only for the duration of run() and restored.
 // - fork(): threads do not survive fork(). run() detects that it is running
@@ -35,8 +44,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -52,7 +63,7 @@ class ThreadStartError : public std::runtime_error {
 class WorkerPool {
  public:
   // size >= 1 participants in total (including the caller).
-  WorkerPool(int size, std::vector<int> cpu_ids);
+  WorkerPool(int size, std::vector<int> cpu_ids, std::function<void()> on_start = {});
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -81,10 +92,15 @@ class WorkerPool {
   void stop_workers();  // wakes every started worker with stop_ set and joins it
   void worker_main(int index);
   void pin_self(int index);
+  void keep_error(std::exception_ptr error);  // the first one of a call
 
   int size_;
   std::vector<int> cpu_ids_;
-  uint64_t fork_gen_;  // fork_generation() the workers were started in
+  std::function<void()> on_start_;
+  std::atomic<int> started_{0};  // workers that ran on_start_
+  std::mutex error_mutex_;
+  std::exception_ptr error_;  // first exception of the current call
+  uint64_t fork_gen_;         // fork_generation() the workers were started in
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> threads_;
   const std::function<void(int)>* task_ = nullptr;
