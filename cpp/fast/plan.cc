@@ -412,20 +412,36 @@ void FastEngine::add_joints(const mjModel* m, Body& body, int jntadr, int jntnum
   // single-hinge path below). Only the velocities read it, and they differ
   // from mj_forward's by rounding anyway, as long as the pre-joint
   // quaternion is unit to rounding: the parent's is normalised, earlier
-  // joints of the body keep its norm, and the body's own quaternion must be
-  // unit to kUnitQuatTol (the template's here, a per-row one per row in
+  // joints of the body keep its norm (balls, and hinges with unit axes:
+  // `stretched` below), and the body's own quaternion must be unit to
+  // kUnitQuatTol (the template's here, a per-row one per row in
   // axes_from_mat).
   const double* bquat = m->body_quat + 4 * body.id;
   const double bsq =
       bquat[0] * bquat[0] + bquat[1] * bquat[1] + bquat[2] * bquat[2] + bquat[3] * bquat[3];
   // A per-row body_quat is checked per row (mat_axis_lanes), the template's here.
   const bool unit_norm = declared_[kBodyQuat] || std::fabs(bsq - 1) < kUnitQuatTol;
+  // A hinge turns the quaternion by (cos, sin * axis), of norm 1 only for a
+  // unit axis: after a hinge whose axis is not unit (edited, or given per
+  // row: a float32-normalised axis is off by ~1e-7) the pre-joint
+  // quaternion is not unit either, and mj_kinematics' later world axes are
+  // stretched by its squared norm, which the final (normalised) rotation
+  // does not have (angular velocities off by that much).
+  std::vector<char> stretched(body.jnt_end - body.jnt_begin, 0);
+  bool stretching = false;
+  for (int j = body.jnt_begin; j < body.jnt_end; ++j) {
+    stretched[j - body.jnt_begin] = stretching;
+    const double* a = joints_[j].axis;
+    const bool unit_axis = std::fabs(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] - 1) < kUnitQuatTol;
+    stretching |= joints_[j].type == mjJNT_HINGE && (declared_[kJntAxis] || !unit_axis);
+  }
   // A centered rotation leaves the origin where it is, so its anchor is the
   // final origin unless a later joint of the body moves the origin.
   bool rotates_after = false, moves = false;
   for (int j = body.jnt_end - 1; j >= body.jnt_begin; --j) {
     Joint& jt = joints_[j];
-    jt.axis_from_mat = jt.type == mjJNT_HINGE && !rotates_after && unit_norm;
+    jt.axis_from_mat = jt.type == mjJNT_HINGE && !rotates_after && unit_norm &&
+                       !stretched[j - body.jnt_begin];
     jt.at_origin = jt.type != mjJNT_SLIDE && jt.centered && !moves;
     rotates_after = rotates_after || jt.type != mjJNT_SLIDE;
     moves = moves || jt.type == mjJNT_SLIDE || !jt.centered;
