@@ -23,6 +23,7 @@ from ._rows import RowsLike, is_int, normalize_rows
 from ._suggest import did_you_mean, model_names, unknown_name_hint
 from .cache_lifecycle import CacheLifecycle, CacheStats
 from .outputs import OUTPUTS, OutputSpec, RefreshOutputs
+from .sensor_rules import refusal_of
 
 __all__ = ["BodiesLike", "CacheStats", "RowsLike", "StateCache", "normalize_rows"]
 
@@ -107,7 +108,7 @@ class StateCache(CacheLifecycle):
             key = bodies
         elif is_int(bodies):
             key = int(bodies)  # type: ignore[arg-type]
-        elif isinstance(bodies, (bool, np.bool_, float)):
+        elif isinstance(bodies, (bool, np.bool_, float, bytes, bytearray)):  # bytes: ints
             raise TypeError(
                 "bodies: expected a body name, a model body id, or a sequence of them, "
                 f"got {type(bodies).__name__} {bodies!r}"
@@ -235,16 +236,21 @@ class StateCache(CacheLifecycle):
                 f"name: expected a sensor name (str) or id (int), got {type(name).__name__}"
             )
         label = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_SENSOR, sid) or f"#{sid}"
-        acc = int(model.sensor_needstage[sid]) == mujoco.mjtStage.mjSTAGE_ACC
-        if acc and "sensordata" in self._supplied:
+        # A sensor no refresh computes (acceleration-stage, user, plugin,
+        # delayed): readable where sensordata is the backend's own array.
+        refused = refusal_of(model, sid)
+        if refused is not None and "sensordata" in self._supplied:
             adr = int(model.sensor_adr[sid])
             return slice(adr, adr + int(model.sensor_dim[sid]))
-        if acc:
-            raise ValueError(
-                f"name: sensor {label!r} is an acceleration-stage sensor; this cache's "
-                "sensordata is its own array, which holds no physics results (pass the "
-                "backend's sensordata to read it)"
+        if refused is not None:
+            where = (
+                "this cache's sensordata is its own array, which holds no physics results "
+                "(pass the backend's sensordata to read it)"
+                if "sensordata" in self._outputs
+                else "this cache has no sensordata: its refresher selects no sensors (read "
+                "it from the backend's own sensordata)"
             )
+            raise ValueError(f"name: {refused}; {where}")
         adr, dim = int(model.sensor_adr[sid]), int(model.sensor_dim[sid])
         covered = sum(
             max(0, min(b, adr + dim) - max(a, adr)) for a, b in self._refresher.plan.column_ranges
@@ -265,8 +271,8 @@ class StateCache(CacheLifecycle):
         """All outputs of `env_ids` (default: all rows, as views of the storage),
         refreshed as needed in one native call."""
         rows = self._prepare(env_ids)
-        if rows is None:
-            return self._out
+        if rows is None:  # a new holder of the same arrays: assigning to it leaves ours
+            return RefreshOutputs(**self._outputs)
         return RefreshOutputs(**{k: v[rows] for k, v in self._outputs.items()})
 
 

@@ -189,8 +189,9 @@ class CacheLifecycle(NotCopyable):
 
     @property
     def storage(self) -> RefreshOutputs:
-        """The output arrays, as they are (no refresh)."""
-        return self._out
+        """The output arrays, as they are (no refresh): a new holder of the
+        cache's arrays, so assigning to its fields leaves the cache's own."""
+        return RefreshOutputs(**self._outputs)
 
     @property
     def dirty(self) -> np.ndarray:

@@ -76,6 +76,8 @@ else:
         "RefreshOutputs",
         [(name, "np.ndarray | None", field(default=None)) for name in OUTPUT_NAMES],
         namespace={"arrays": _arrays, "__doc__": _DOC, "__module__": __name__},
+        # identity equality and hash: field-wise == of arrays has no truth value
+        eq=False,
     )
 
 

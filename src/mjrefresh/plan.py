@@ -26,6 +26,7 @@ from .sensor_rules import (
     num_actuators,
     pass_plugin_conflict,
     refresh_refusals,
+    require_model,
     sdf_plugin_conflict,
     sensor_label,
     sensor_stages,
@@ -68,7 +69,13 @@ def fast_uncovered(model: mujoco.MjModel, sensor_ids: Iterable[int]) -> str | No
     first sensor the fused kernels do not compute. The rule is the native
     engine's own (cpp/fast/coverage.cc), so planner and engine cannot differ.
     """
-    return _core.fast_uncovered(model._address, [int(i) for i in sensor_ids])
+    require_model(model)
+    ids = []
+    for i in as_items("sensor_ids", sensor_ids, (), "sensor ids (int)"):
+        if not is_int(i):
+            raise TypeError(f"sensor_ids: expected sensor ids (int), got {type(i).__name__} {i!r}")
+        ids.append(int(i))
+    return _core.fast_uncovered(model._address, ids)
 
 
 @dataclass(frozen=True)
@@ -187,8 +194,18 @@ def as_items(
     `expected` otherwise. The items themselves are the caller's to check."""
     if items is None:
         return ()
+    if isinstance(items, np.ndarray) and items.ndim == 0:
+        items = items[()]  # its one value, a numpy scalar
     if isinstance(items, single):
         return (items,)
+    if isinstance(items, (bytes, bytearray, np.bytes_, np.ndarray)) and not isinstance(
+        items, np.ndarray
+    ):  # bytes iterate as ints: b"imu" would be ids 105, 109, 117
+        raise TypeError(
+            f"{argument}: expected {expected}, or a sequence of them, got "
+            f"{type(items).__name__} {items!r}"
+            + (f" (pass {items.decode(errors='replace')!r})" if isinstance(items, bytes) else "")
+        )
     if not isinstance(items, Iterable):
         raise TypeError(
             f"{argument}: expected {expected}, or a sequence of them, got {type(items).__name__}"
@@ -241,7 +258,7 @@ def _check_ranges(model: mujoco.MjModel, sensor_ranges: object) -> list[tuple[in
     if (
         isinstance(sensor_ranges, tuple)
         and len(sensor_ranges) == 2
-        and all(isinstance(v, int) for v in sensor_ranges)
+        and all(is_int(v) for v in sensor_ranges)
     ):
         sensor_ranges = [sensor_ranges]
     if not isinstance(sensor_ranges, Sequence) or isinstance(sensor_ranges, str):
@@ -289,6 +306,7 @@ def build_plan(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
+    require_model(model)
     fields = _check_model_fields(model, model_fields)
     body_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_BODY, bodies, model.nbody, "bodies", "body")
     site_ids = resolve_ids(model, mujoco.mjtObj.mjOBJ_SITE, sites, model.nsite, "sites", "site")

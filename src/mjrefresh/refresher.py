@@ -241,7 +241,8 @@ class Refresher(NotCopyable):
         """Allocate zeroed outputs for `num_envs` rows (float64 or float32).
 
         Pass an array by name (for example ``sensordata=backend_view``) to use
-        it instead of a new one; it is checked when a refresh uses it.
+        it instead of a new one (None: allocate it, as if not passed); it is
+        checked when a refresh uses it.
         """
         if (
             isinstance(num_envs, bool)
@@ -253,6 +254,7 @@ class Refresher(NotCopyable):
         if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise TypeError(f"dtype: expected float64 or float32, got {dt}")
         shapes = self.output_shapes(int(num_envs))
+        arrays = {k: v for k, v in arrays.items() if v is not None}  # None: allocate it
         for name in arrays:
             if name not in OUTPUT_NAMES:
                 raise ValueError(f"{name}: unknown output; expected one of {OUTPUT_NAMES}")

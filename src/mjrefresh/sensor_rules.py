@@ -115,8 +115,21 @@ def object_name(model: mujoco.MjModel, objtype: mujoco.mjtObj, i: int) -> str:
     return mujoco.mj_id2name(model, objtype, i) or f"#{i}"
 
 
+def require_model(model: object) -> mujoco.MjModel:
+    """`model` if it is a ``mujoco.MjModel``, else TypeError: the native
+    core reads any object's ``_address`` as a model (an MjSpec's memory read
+    as sizes)."""
+    if not isinstance(model, mujoco.MjModel):
+        hint = " (compile it: spec.compile())" if isinstance(model, mujoco.MjSpec) else ""
+        raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}{hint}")
+    return model
+
+
 def sensor_label(model: mujoco.MjModel, i: int) -> str:
     """``sensor 'name' (type)``: how messages name sensor `i`."""
+    require_model(model)
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < model.nsensor:
+        raise ValueError(f"i: expected a sensor id in [0, {model.nsensor}), got {i!r}")
     stype = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_").lower()
     return f"sensor {object_name(model, mujoco.mjtObj.mjOBJ_SENSOR, i)!r} ({stype})"
 
@@ -246,6 +259,12 @@ def sdf_plugin_conflict(
     return None
 
 
+def refusal_of(model: mujoco.MjModel, i: int) -> str | None:
+    """Why a refresh refuses sensor `i` (``sensor 'name' (type) ...``), or None."""
+    why = _refusal(model, i)
+    return None if why is None else f"{sensor_label(model, i)} {why}"
+
+
 def refresh_refusals(model: mujoco.MjModel) -> dict[int, str]:
     """Sensors of `model` a refresh refuses, by id, with the reason.
 
@@ -253,6 +272,7 @@ def refresh_refusals(model: mujoco.MjModel) -> dict[int, str]:
     plan that selects any of these sensors raises :class:`PlanError` with
     this reason.
     """
+    require_model(model)
     refused = {}
     for i in range(model.nsensor):
         why = _refusal(model, i)

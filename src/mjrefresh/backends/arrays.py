@@ -35,6 +35,10 @@ def bind_arrays(
     q = as_array("qpos", qpos)
     if q.ndim != 2:
         refresher.bind(q, qvel, RefreshOutputs())  # raises the core's qpos error
+    if q.shape[0] == 0:  # StateCache would name its num_envs, which the caller never gave
+        raise ValueError(
+            f"qpos: expected at least one row (a cache of N >= 1 environments), got shape {q.shape}"
+        )
     return StateCache(
         refresher,
         q.shape[0],
