@@ -440,8 +440,8 @@ void FastEngine::add_joints(const mjModel* m, Body& body, int jntadr, int jntnum
   bool rotates_after = false, moves = false;
   for (int j = body.jnt_end - 1; j >= body.jnt_begin; --j) {
     Joint& jt = joints_[j];
-    jt.axis_from_mat = jt.type == mjJNT_HINGE && !rotates_after && unit_norm &&
-                       !stretched[j - body.jnt_begin];
+    jt.axis_from_mat =
+        jt.type == mjJNT_HINGE && !rotates_after && unit_norm && !stretched[j - body.jnt_begin];
     jt.at_origin = jt.type != mjJNT_SLIDE && jt.centered && !moves;
     rotates_after = rotates_after || jt.type != mjJNT_SLIDE;
     moves = moves || jt.type == mjJNT_SLIDE || !jt.centered;
