@@ -103,7 +103,9 @@ def test_a_batch_of_another_model_is_refused(legged_model, legged_refresher):
     other.body_pos[2, 0] += 0.05  # same sizes, another leg
     with pytest.raises(
         ValueError,
-        match=other_model_message("body_pos", fix=declared("body_pos")),
+        match=other_model_message(
+            "body_pos", fix=declared("body_pos"), source="batch.get_model(0)"
+        ),
     ):
         mjrefresh.bind_mujoco_batch(mujoco_batch.Batch(other, 2, nthread=1), legged_refresher)
 
@@ -139,3 +141,22 @@ def test_changes_after_binding_are_refused_at_the_next_refresh(legged_model, leg
     cache.mark_stepped()
     with pytest.raises(ValueError, match=r"^batch: it runs caller models \(set_models\)"):
         cache.refresh_dirty_rows()
+
+
+def test_the_batch_is_compared_as_it_runs_not_as_its_model_object_is_now(legged_model):
+    # mujoco.batch runs a copy of the model taken when the batch was built;
+    # batch.model is the caller's object. Edited after that, it made a batch
+    # of the refresher's values refused, and one of other values accepted.
+    m = copy.copy(legged_model)
+    r = mjrefresh.Refresher(m, bodies=["base"], num_threads=1)
+    b = mujoco_batch.Batch(m, 2, nthread=1)
+    m.body_pos[2, 0] += 0.05  # after both were built: neither sees it
+    assert mjrefresh.bind_mujoco_batch(b, r).refresh_dirty_rows() == 2
+    edited = mjrefresh.Refresher(m, bodies=["base"], num_threads=1)
+    with pytest.raises(
+        ValueError,
+        match=other_model_message(
+            "body_pos", fix=declared("body_pos"), source="batch.get_model(0)"
+        ),
+    ):
+        mjrefresh.bind_mujoco_batch(b, edited)

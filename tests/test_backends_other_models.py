@@ -8,6 +8,8 @@ selected output reads stay free to differ."""
 
 from __future__ import annotations
 
+import copy
+
 import mujoco
 import numpy as np
 import pytest
@@ -28,6 +30,11 @@ ENERGY = """<mujoco><option><flag energy="enable"/></option><worldbody>
  <body name="a" pos="0 0 1"><joint name="h" axis="0 1 0" stiffness="2"/>
  <geom type="capsule" size=".05" fromto="0 0 0 .3 0 0"/></body></worldbody>
 <sensor><e_kinetic name="ek"/><e_potential name="ep"/></sensor></mujoco>"""
+SUBTREE = (
+    int(mujoco.mjtSensor.mjSENS_SUBTREECOM),
+    int(mujoco.mjtSensor.mjSENS_SUBTREELINVEL),
+    int(mujoco.mjtSensor.mjSENS_SUBTREEANGMOM),
+)
 TERRAIN = """<mujoco><asset><hfield name="hf" nrow="8" ncol="8" size="2 2 .5 .1"/></asset>
 <worldbody><geom type="hfield" hfield="hf"/>
  <body name="a" pos="0 0 1"><freejoint/><geom size=".05"/><site name="ray" zaxis="0 0 -1"/></body>
@@ -130,3 +137,31 @@ def test_the_values_at_construction_are_what_an_mjdata_is_compared_with():
     d.sensordata[:] = 0
     mjrefresh.refresh_mjdata(r, [d])
     np.testing.assert_array_equal(d.sensordata[:3], want[:3])  # p, the selected sensor
+
+
+def test_frames_and_flags_no_selected_output_reads_may_differ(legged_model):
+    # mj_setConst re-derives the compiled sameframe flags (a batch's
+    # set_const after randomising inertias does), and a geom's or a site's
+    # pose or a sensor's cutoff matters only where a selected output reads
+    # it: a refresh of body poses was refused over them.
+    theirs = copy.copy(legged_model)
+    same = np.flatnonzero(theirs.body_sameframe == mujoco.mjtSameFrame.mjSAMEFRAME_BODY)
+    # as mj_setConst re-derives it on the quadruped: a flag valid for the
+    # same values (the inertial frame turns with the body)
+    theirs.body_sameframe[same[0]] = mujoco.mjtSameFrame.mjSAMEFRAME_BODYROT
+    d = mujoco.MjData(theirs)
+    theirs.geom_pos[1] += 0.01
+    theirs.site_pos[0] += 0.01
+    theirs.sensor_cutoff[:] = 3.0
+    r = mjrefresh.Refresher(legged_model, bodies=["base", "shin"], engine="exact")
+    d.qpos[:] = legged_model.qpos0 + 0.1
+    d.qvel[:] = 0.3
+    mujoco.mj_forward(theirs, d)
+    cache = mjrefresh.bind_mjdata_list(r, [d])
+    for b in ("base", "shin"):
+        np.testing.assert_array_equal(cache.body_pos(b)[0], d.xpos[legged_model.body(b).id])
+    subtree = [s for s in range(legged_model.nsensor) if legged_model.sensor_type[s] in SUBTREE]
+    assert subtree, "the legged model has a subtree sensor"
+    with_subtree = mjrefresh.Refresher(legged_model, sensors=subtree[:1], engine="exact")
+    with pytest.raises(ValueError, match=other_model_message("body_sameframe", what="datas[0]")):
+        mjrefresh.bind_mjdata_list(with_subtree, [d])  # it reads the inertial frames

@@ -358,3 +358,38 @@ def test_ctrl_c_while_arrays_are_checked_stays_a_keyboard_interrupt():
     ok, interrupted, wrong, examples = result.stdout.split(maxsplit=3)
     assert int(interrupted) > 100 and int(ok) > 100, result.stdout
     assert int(wrong) == 0, examples
+
+
+def test_keyboard_interrupt_while_inputs_are_read_is_not_an_input_error(m, states):
+    # A Ctrl-C lands inside whatever Python code a call runs: an input's
+    # strides formatted for a message, a scalar time converted. It came
+    # back as a TypeError about that input, and the interrupt was lost.
+    class Strides(tuple):
+        def __str__(self):
+            raise KeyboardInterrupt
+
+    class NumpyLike:  # an object with numpy's attributes, not an ndarray
+        itemsize = 8
+        flags = type("Flags", (), {"aligned": True})()
+
+        def __init__(self, a):
+            self.strides = Strides(a.strides)
+
+    class Time:
+        def __float__(self):
+            raise KeyboardInterrupt
+
+    n = len(states["qpos"])
+    r = mjrefresh.Refresher(m, bodies=["c"], num_threads=1)
+    clock = mjrefresh.Refresher(
+        mujoco.MjModel.from_xml_string(
+            '<mujoco><worldbody><body><joint/><geom size=".1"/></body></worldbody>'
+            "<sensor><clock/></sensor></mujoco>"
+        ),
+        sensors=[0],
+        num_threads=1,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        r.refresh(np.arange(n), NumpyLike(states["qpos"]), states["qvel"], r.outputs(n))
+    with pytest.raises(KeyboardInterrupt):
+        clock.refresh([0], np.zeros((1, 1)), np.zeros((1, 1)), clock.outputs(1), time=Time())

@@ -21,7 +21,8 @@ bool bad_layout(nb::handle obj, std::string* strides) {
     for (nb::handle v : s) bad |= itemsize > 0 && nb::cast<int64_t>(v) % itemsize != 0;
     *strides = py_str(s);
     return bad;
-  } catch (const nb::python_error&) {
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_Exception)) throw;  // KeyboardInterrupt (a signal handler's)
     return false;
   } catch (const nb::cast_error&) {
     return false;

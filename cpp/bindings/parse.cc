@@ -65,7 +65,8 @@ RowView<const double> input_view(CallArrays& c, const mjModel* m, int i, nb::han
   if (!info.items && is_scalar(obj)) {  // one value for every row (time)
     try {
       c.time_value = std::make_unique<double>(nb::cast<double>(nb::float_(obj)));
-    } catch (const nb::python_error&) {
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_Exception)) throw;  // KeyboardInterrupt (a signal handler's)
       type_error(name + ": expected a real scalar or an (N,) float64 array, got " +
                  nb::type_name(obj.type()).c_str());
     }

@@ -27,8 +27,15 @@ if TYPE_CHECKING:
 # model's structure: joint types, parent and object ids, addresses, camera
 # targets, ...) is compared too, except those of _INT_NOT_READ: compared
 # unless known unread, so a field a new MuJoCo adds is compared.
+# Frames a refresh reads only where a selected output does (fields_read):
+# a geom's or a site's pose and compiled sameframe flag, a body's inertial
+# frame flag (mj_setConst re-derives the flags when a batch's declared
+# body_ipos/geom_pos/... change), the sensors' cutoffs.
+_GEOM_FRAME = ("geom_pos", "geom_quat", "geom_sameframe")
+_SITE_FRAME = ("site_pos", "site_quat", "site_sameframe")
+_INERTIAL_FRAME = ("body_sameframe",)
 _EVERY_REFRESH = (
-    *MODEL_FIELDS,
+    *(f for f in MODEL_FIELDS if f not in (*_GEOM_FRAME, *_SITE_FRAME, "sensor_cutoff")),
     *("qpos0", "body_subtreemass", "opt.disableflags", "opt.enableflags"),
 )
 _CAMERA = ("cam_pos", "cam_quat", "cam_pos0", "cam_poscom0", "cam_mat0", "cam_mode", "cam_bodyid")
@@ -78,6 +85,14 @@ for _pos, _vel in (
     _BY_SENSOR_TYPE[_vel] = _BY_SENSOR_TYPE[_pos]
 _BY_SENSOR_TYPE["GEOMNORMAL"] = _BY_SENSOR_TYPE["GEOMFROMTO"] = _BY_SENSOR_TYPE["GEOMDIST"]
 _GEOMETRY_TYPES = frozenset(("RANGEFINDER", "GEOMDIST", "GEOMNORMAL", "GEOMFROMTO"))
+_WRAPPING_TYPES = frozenset(
+    f"{base}{stage}" for base in ("TENDON", "ACTUATOR", "TENDONLIMIT") for stage in ("POS", "VEL")
+)
+# Sensors that read bodies' inertial frames (xipos: the subtree's centre of
+# mass, the mass matrix, potential energy).
+_INERTIA_TYPES = frozenset(
+    ("SUBTREECOM", "SUBTREELINVEL", "SUBTREEANGMOM", "E_KINETIC", "E_POTENTIAL")
+)
 # Integer fields no refresh reads: names and texts, rendering (lights,
 # textures, materials, skins, groups, shadows), collision (filters,
 # priorities, pairs, exclusions, bounding volumes, octrees), equality
@@ -96,6 +111,8 @@ _INT_NOT_READ = re.compile(
     # them); meshes and heightfields (only the geometry sensors read them)
     r"|^(M|D|B|efm\w*|ten_J|flexedge_J|flexvert_J)_|^map[MD]2[MD]$|^dof_Madr$"
     r"|^(flex|flexedge|flexvert|mesh|hfield)_|^cam_(output|resolution)$"
+    # frame flags: compared where a selected output reads the frame (above)
+    r"|_sameframe$"
 )
 
 
@@ -124,16 +141,29 @@ def fields_read(model: mujoco.MjModel, plan: RefreshPlan) -> tuple[str, ...]:
     the model's structure, and those its selected sensors read (see
     _BY_SENSOR_TYPE)."""
     names = dict.fromkeys((*_EVERY_REFRESH, *_int_fields(model)))
-    camera = int(mujoco.mjtObj.mjOBJ_CAMERA)
-    geometry = False
+    kinds: set[str] = set()
+    objects: set[int] = set()  # object and reference types of the selected sensors
     for i in plan.sensor_ids:
         kind = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_")
+        kinds.add(kind)
         names.update(dict.fromkeys(_BY_SENSOR_TYPE.get(kind, ())))
-        geometry = geometry or kind in _GEOMETRY_TYPES
-        if camera in (int(model.sensor_objtype[i]), int(model.sensor_reftype[i])):
-            names.update(dict.fromkeys(_CAMERA))
-    if geometry:
+        objects.update((int(model.sensor_objtype[i]), int(model.sensor_reftype[i])))
+    obj = mujoco.mjtObj
+    camera = int(obj.mjOBJ_CAMERA) in objects
+    if camera:
+        names.update(dict.fromkeys(_CAMERA))
+    if kinds & _GEOMETRY_TYPES:
         names.update(dict.fromkeys(n for n in dir(model) if n.startswith(_GEOMETRY_PREFIXES)))
+    # Tendons wrap around sites and geoms; transmissions act at sites.
+    wraps = bool(kinds & _WRAPPING_TYPES)
+    if plan.site_ids or int(obj.mjOBJ_SITE) in objects or wraps or "INSIDESITE" in kinds:
+        names.update(dict.fromkeys(_SITE_FRAME))
+    if int(obj.mjOBJ_GEOM) in objects or wraps or kinds & _GEOMETRY_TYPES:
+        names.update(dict.fromkeys(_GEOM_FRAME))
+    if int(obj.mjOBJ_BODY) in objects or camera or kinds & _INERTIA_TYPES:
+        names.update(dict.fromkeys(_INERTIAL_FRAME))
+    if plan.sensor_ids:
+        names["sensor_cutoff"] = None
     return tuple(names)
 
 

@@ -120,14 +120,17 @@ def batch_states(batch: Any) -> dict[str, np.ndarray]:
     return {n: batch.bind(n).copy() for n in STATE_NAMES}
 
 
-def other_model_message(field: str, what: str = "batch", fix: str = "") -> str:
+def other_model_message(
+    field: str, what: str = "batch", fix: str = "", source: str | None = None
+) -> str:
     """The pinned ValueError of a binding given a batch (`what`: "batch") or
     an MjData ("datas[i]") whose model has other values than the
-    refresher's in `field` (same sizes)."""
+    refresher's in `field` (same sizes); `source`: how the fix names that
+    model (default ``<what>.model``)."""
     return (
         rf"^{re.escape(what)}: its model has other values in {field} than the refresher's "
         r"model, and a refresh reads them from the refresher's model; build the Refresher from "
-        rf"that model \({re.escape(what)}.model\){fix}$"
+        rf"that model \({re.escape(source or what + '.model')}\){fix}$"
     )
 
 

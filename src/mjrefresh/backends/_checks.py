@@ -97,17 +97,22 @@ def fields_to_compare(refresher: Refresher) -> tuple[tuple[str, np.ndarray], ...
 
 
 def check_same_values(
-    refresher: Refresher, model: mujoco.MjModel, what: str, per_row: bool = True
+    refresher: Refresher,
+    model: mujoco.MjModel,
+    what: str,
+    per_row: bool = True,
+    source: str | None = None,
 ) -> None:
     """ValueError naming `what` unless `model` has the refresher's values in
     every field a refresh reads and does not take per row (a batch or an
     MjData of another model of the same sizes). `per_row`: whether the
-    binding can take fields per row (the fix then names model_fields)."""
+    binding can take fields per row (the fix then names model_fields);
+    `source`: how the fix names that model (default ``<what>.model``)."""
     for name, ours in fields_to_compare(refresher):
         theirs = model_value(model, name)
         if theirs is None or same_values(ours, theirs):
             continue
-        fix = f"build the Refresher from that model ({what}.model)"
+        fix = f"build the Refresher from that model ({source or what + '.model'})"
         if per_row and name in MODEL_FIELDS:
             fix += f", or {declare_fix(name)}"
         raise ValueError(

@@ -122,8 +122,10 @@ def bind_mujoco_batch(
         raise TypeError(f"batch: expected mujoco.batch.Batch, got {type(batch).__name__}")
     check_same_sizes(refresher, batch.model, "batch")
     check_not_supplied("bind_mujoco_batch", "the batch", _INPUTS, outputs)
-    check_same_values(refresher, batch.model, "batch")
     watch = _watched(batch, refresher)
+    # The batch runs a copy of the model it was built from, taken then:
+    # batch.model is the caller's object, which may have been edited since.
+    check_same_values(refresher, batch.get_model(0), "batch", source="batch.get_model(0)")
     plan = refresher.plan
     kw: dict[str, Any] = {"qpos": batch.bind("qpos"), "qvel": batch.bind("qvel")}
     if refresher.model.nmocap:
