@@ -47,7 +47,9 @@ def test_only_a_model_is_read_as_a_model(model):
     spec = mujoco.MjSpec()
     with pytest.raises(TypeError, match=r"^model: expected mujoco.MjModel, got MjSpec \(compile"):
         fast_uncovered(spec, [0])
-    with pytest.raises(TypeError, match=r"^model: expected mujoco.MjModel, got MjData$"):
+    with pytest.raises(
+        TypeError, match=r"^model: expected mujoco.MjModel, got MjData \(pass mjdata.model\)$"
+    ):
         refresh_refusals(mujoco.MjData(model))
     with pytest.raises(TypeError, match=r"^sensor_ids: expected sensor ids \(int\), got float"):
         fast_uncovered(model, [1.5])

@@ -275,9 +275,28 @@ def test_bad_construction(kwargs, exc, match):
 
 
 def test_model_type_is_checked():
-    with pytest.raises(TypeError, match=r"model: expected mujoco.MjModel, got MjData"):
-        m = mujoco.MjModel.from_xml_string(XML)
+    m = mujoco.MjModel.from_xml_string(XML)
+    with pytest.raises(
+        TypeError, match=r"^model: expected mujoco.MjModel, got MjData \(pass mjdata.model\)$"
+    ):
         mjrefresh.Refresher(mujoco.MjData(m))
+    with pytest.raises(
+        TypeError, match=r"^model: expected mujoco.MjModel, got MjSpec \(compile it"
+    ):
+        mjrefresh.Refresher(mujoco.MjSpec())
+    refresher = mjrefresh.Refresher(m)
+    with pytest.raises(
+        TypeError, match=r"^model: expected mujoco.MjModel, got Refresher \(pass refresher.model\)$"
+    ):
+        mjrefresh.Refresher(refresher)
+
+    class Raises:  # an attribute that raises gives no hint, and no other error
+        @property
+        def model(self):
+            raise RuntimeError("boom")
+
+    with pytest.raises(TypeError, match=r"^model: expected mujoco.MjModel, got Raises$"):
+        mjrefresh.Refresher(Raises())
 
 
 def test_arrays_of_another_model_are_rejected(setup):

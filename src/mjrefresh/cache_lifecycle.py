@@ -145,7 +145,6 @@ class CacheLifecycle(NotCopyable):
         # reuses the binding.
         self._bound = self._bind(inputs, out, model_fields)
         self._inputs = self._bound.inputs
-        self._out = out
         self._outputs = out.arrays()
         self._supplied = frozenset(outputs)
         # mark_fresh may clear rows only if every output is kept current by the

@@ -18,6 +18,7 @@ from .bound_refresh import RefreshError as RefreshError  # importable from here 
 from .model_reads import copy_values
 from .outputs import INPUT_NAMES, OUTPUT_NAMES, RefreshOutputs, as_array
 from .plan import RefreshPlan, build_plan
+from .sensor_rules import require_model
 
 # Stage name -> bit of the native Stage flag enum (names as in plan.py).
 _STAGE_BITS: dict[str, int] = {str(s.name): int(s.value) for s in _core.Stage}
@@ -148,8 +149,7 @@ class Refresher(NotCopyable):
         engine: str = "auto",
         model_fields: Iterable[str] | None = (),
     ) -> None:
-        if not isinstance(model, mujoco.MjModel):
-            raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}")
+        require_model(model)
         self._plan: RefreshPlan = build_plan(
             model,
             bodies=bodies,

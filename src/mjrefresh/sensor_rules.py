@@ -116,13 +116,24 @@ def object_name(model: mujoco.MjModel, objtype: mujoco.mjtObj, i: int) -> str:
 
 
 def require_model(model: object) -> mujoco.MjModel:
-    """`model` if it is a ``mujoco.MjModel``, else TypeError: the native
-    core reads any object's ``_address`` as a model (an MjSpec's memory read
-    as sizes)."""
-    if not isinstance(model, mujoco.MjModel):
-        hint = " (compile it: spec.compile())" if isinstance(model, mujoco.MjSpec) else ""
-        raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}{hint}")
-    return model
+    """`model` if it is a ``mujoco.MjModel``, else TypeError naming the fix
+    (compile an ``MjSpec``; pass the ``.model`` of an object that holds one,
+    such as a Refresher or an ``MjData``). Every public function taking a
+    model checks it here: the native core reads any object's ``_address`` as
+    a model (an MjSpec's memory read as sizes)."""
+    if isinstance(model, mujoco.MjModel):
+        return model
+    hint = ""
+    if isinstance(model, mujoco.MjSpec):
+        hint = " (compile it: spec.compile())"
+    else:
+        try:
+            holds = isinstance(getattr(model, "model", None), mujoco.MjModel)
+        except Exception:  # an object whose attribute raises: no hint
+            holds = False
+        if holds:
+            hint = f" (pass {type(model).__name__.lower()}.model)"
+    raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}{hint}")
 
 
 def sensor_label(model: mujoco.MjModel, i: int) -> str:

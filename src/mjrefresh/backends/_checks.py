@@ -31,15 +31,6 @@ def check_same_sizes(refresher: Refresher, model: mujoco.MjModel, what: str) -> 
             )
 
 
-def check_model(model: object) -> mujoco.MjModel:
-    """`model` if it is a ``mujoco.MjModel``, else TypeError (naming the fix
-    when a Refresher was passed)."""
-    if not isinstance(model, mujoco.MjModel):
-        hint = " (pass refresher.model)" if isinstance(model, Refresher) else ""
-        raise TypeError(f"model: expected mujoco.MjModel, got {type(model).__name__}{hint}")
-    return model
-
-
 def check_flag(name: str, value: object) -> bool:
     """`value` if it is a bool (numpy's too), else TypeError naming `name`."""
     if not isinstance(value, (bool, np.bool_)):

@@ -109,7 +109,10 @@ def bind_mjbatch(
     tell which fields were expanded, so a field expanded but not declared is
     not seen: declare every randomised field that the refreshed outputs read.
     The batch's own model must have the refresher's values in every field a
-    refresh reads and does not take per row (ValueError otherwise).
+    refresh reads and does not take per row (ValueError otherwise). The batch
+    runs a copy of ``batch.model`` taken when it was built, which mjbatch-uni
+    does not expose: the check compares ``batch.model``, so edit a model
+    before building its batch (as mjbatch-uni requires), not after.
     ``body_subtreemass`` is derived from ``body_mass`` per row, as
     ``batch.set_const`` would.
     """

@@ -25,7 +25,8 @@ from .._rows import is_int
 from ..cache import StateCache
 from ..outputs import as_array
 from ..refresher import Refresher
-from ._checks import check_model, check_not_supplied, check_refresher
+from ..sensor_rules import require_model
+from ._checks import check_not_supplied, check_refresher
 
 _STATE = mujoco.mjtState
 #: The refresh inputs a state vector can hold, by the spec bit holding them.
@@ -133,7 +134,7 @@ def state_views(
             width (another model's or another spec's), not float64, or
             leading axes that cannot be merged without a copy.
     """
-    check_model(model)
+    require_model(model)
     bits = _spec_bits(spec)
     missing = [c for c in ("mjSTATE_QPOS", "mjSTATE_QVEL") if not bits & int(getattr(_STATE, c))]
     if missing:
@@ -176,7 +177,7 @@ def model_mocap(model: mujoco.MjModel, num_envs: int) -> dict[str, np.ndarray]:
     (N, nmocap, 4)}`` read-only broadcast views (no per-row copy), or ``{}``
     for a model without mocap bodies, to pass next to :func:`state_views`.
     """
-    check_model(model)
+    require_model(model)
     if not is_int(num_envs):
         raise TypeError(f"num_envs: expected an int >= 0, got {type(num_envs).__name__}")
     n = operator.index(num_envs)
