@@ -10,6 +10,30 @@
 namespace mjrefresh::bind {
 namespace {
 
+// What an object's `attr` prints ("cpu", "torch.strided"), or "" when it has
+// none or reading it fails with an ordinary error.
+std::string attr_text(nb::handle obj, const char* attr) {
+  try {
+    return nb::hasattr(obj, attr) ? py_str(obj.attr(attr)) : std::string();
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_Exception)) throw;  // KeyboardInterrupt (a signal handler's)
+    return std::string();
+  }
+}
+
+// Whether `obj.method()` exists and returns True (False when it raises an
+// ordinary error).
+bool method_says_true(nb::handle obj, const char* method) {
+  try {
+    if (!nb::hasattr(obj, method)) return false;
+    const nb::object r = obj.attr(method)();
+    return PyBool_Check(r.ptr()) && r.ptr() == Py_True;
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_Exception)) throw;
+    return false;
+  }
+}
+
 // A numpy-like object nanobind cannot view: its bytes do not form whole,
 // aligned items (a view of another dtype's buffer).
 bool bad_layout(nb::handle obj, std::string* strides) {
@@ -47,11 +71,23 @@ bool bad_layout(nb::handle obj, std::string* strides) {
   if (bad_layout(obj, &strides)) {
     layout_error(name, strides, nb::cast<int64_t>(obj.attr("itemsize")));
   }
+  const std::string base = name.substr(name.rfind('.') + 1);
+  const std::string device = attr_text(obj, "device");
+  if (!device.empty() && device.rfind("cpu", 0) != 0) {
+    type_error(name + ": expected an array in CPU memory, got a " +
+               nb::type_name(obj.type()).c_str() + " on device '" + device +
+               "' (move it once with " + base + ".cpu() and keep that array)");
+  }
+  const std::string layout = attr_text(obj, "layout");
+  if (!layout.empty() && layout != "torch.strided") {
+    type_error(name + ": expected a dense array, got a " + nb::type_name(obj.type()).c_str() +
+               " of layout " + layout + " (" + base + ".to_dense() makes a dense copy)");
+  }
   if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "shape")) {
     const std::string dtype = py_str(obj.attr("dtype"));
     type_error(name + ": expected dtype " + expected + " (native byte order), got " + dtype +
                " (mjrefresh reads arrays in place and never converts them; convert once with " +
-               name.substr(name.rfind('.') + 1) + ".astype(...) and keep that array)");
+               base + ".astype(...) and keep that array)");
   }
   type_error(not_an_array(name, nb::type_name(obj.type()).c_str(), written));
 }
@@ -71,6 +107,23 @@ void check_aligned(const std::string& name, const A& a) {
 }
 
 }  // namespace
+
+void refuse_lazy_view(const std::string& name, nb::handle obj) {
+  // numpy.ndarray, kept for the process (a type outlives every caller).
+  static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
+      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
+  if (PyObject_TypeCheck(obj.ptr(), ndarray)) return;  // numpy has no lazy views
+  for (const char* bit : {"is_neg", "is_conj"}) {
+    if (method_says_true(obj, bit)) {
+      const std::string fix = bit[3] == 'n' ? ".resolve_neg()" : ".resolve_conj()";
+      type_error(name + ": the " + nb::type_name(obj.type()).c_str() + "'s " + bit +
+                 "() is True: its values are a lazy " +
+                 (bit[3] == 'n' ? "negation" : "conjugation") +
+                 " of its memory, which mjrefresh would read or write as it is; pass its " + fix +
+                 " (a resolved copy) and keep that tensor");
+    }
+  }
+}
 
 void value_error(const std::string& message) { throw nb::value_error(message.c_str()); }
 
@@ -105,6 +158,7 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 std::string dtype_text(const nb::dlpack::dtype& dt) {
   using Code = nb::dlpack::dtype_code;
   if (dt.code == static_cast<uint8_t>(Code::Bool)) return "bool";
+  if (dt.code == static_cast<uint8_t>(Code::Bfloat)) return "bfloat" + std::to_string(dt.bits);
   const char* kind = dt.code == static_cast<uint8_t>(Code::Float)     ? "float"
                      : dt.code == static_cast<uint8_t>(Code::Int)     ? "int"
                      : dt.code == static_cast<uint8_t>(Code::UInt)    ? "uint"
@@ -126,6 +180,7 @@ std::string not_an_array(const std::string& name, const std::string& type_name, 
 }
 
 InArray view_in(const std::string& name, nb::handle obj) {
+  refuse_lazy_view(name, obj);
   InArray a;
   if (!nb::try_cast(obj, a, false)) not_viewable(name, obj, false, "float64");
   check_aligned(name, a);
@@ -133,6 +188,7 @@ InArray view_in(const std::string& name, nb::handle obj) {
 }
 
 OutArray view_out(const std::string& name, nb::handle obj) {
+  refuse_lazy_view("out." + name, obj);
   OutArray a;
   if (!nb::try_cast(obj, a, false)) {
     InArray ro;
@@ -146,6 +202,7 @@ OutArray view_out(const std::string& name, nb::handle obj) {
 }
 
 MaskArray view_mask(nb::handle obj, int64_t n) {
+  refuse_lazy_view("dirty", obj);
   MaskArray mask;
   if (!nb::try_cast(obj, mask, false)) {
     InArray a;

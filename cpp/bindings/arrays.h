@@ -6,7 +6,8 @@
 // - view_in / view_out / view_mask cast a Python object to an ndarray
 //   without copying (numpy arrays, DLPack exporters such as torch CPU
 //   tensors, the buffer protocol) or raise: TypeError for what is not an
-//   array or has the wrong dtype, ValueError for read-only outputs,
+//   array, has the wrong dtype, lives off the CPU, is sparse or is a lazy
+//   negation/conjugation (torch's neg and conj bits), ValueError for read-only outputs,
 //   misaligned elements and strides that are not whole items.
 // - The check_* functions check one property completely and raise
 //   TypeError (dtype) or ValueError (anything else) naming the argument,
@@ -53,7 +54,14 @@ std::string py_str(nb::handle obj);
 // call writes into it, so a converted copy would lose the results).
 std::string not_an_array(const std::string& name, const std::string& type_name, bool written);
 
-// `obj` viewed as an array the call reads / writes / clears (the dirty mask).
+// TypeError if `obj` (not a numpy array) says its values are a lazy
+// negation or conjugation of its memory (torch's is_neg()/is_conj(), e.g.
+// `.imag` of a conj() view): DLPack exports the memory as it is, so a read
+// would see, and a write would store, the negated values.
+void refuse_lazy_view(const std::string& name, nb::handle obj);
+
+// `obj` viewed as an array the call reads / writes / clears (the dirty mask);
+// each first refuses a lazy view (refuse_lazy_view).
 InArray view_in(const std::string& name, nb::handle obj);
 OutArray view_out(const std::string& name, nb::handle obj);
 MaskArray view_mask(nb::handle obj, int64_t n);

@@ -120,6 +120,10 @@ void register_contract(nb::module_& m) {
         "The TypeError text for an argument that is not an array (the one text every layer "
         "uses).");
 
+  m.def("refuse_lazy_view", &refuse_lazy_view, "name"_a, "obj"_a,
+        "TypeError if `obj` is a lazy negation or conjugation of its memory (torch's neg/conj "
+        "bits), which a DLPack view would read and write as the plain memory.");
+
   m.def("fast_uncovered", &py_fast_uncovered, "model_address"_a, "sensor_ids"_a,
         "None if the fast engine computes every sensor in `sensor_ids` of the model at "
         "`model_address` (a mujoco.MjModel's _address), else why not.");

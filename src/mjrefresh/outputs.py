@@ -114,6 +114,7 @@ def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
     """
     if isinstance(obj, np.ndarray):
         return obj
+    _core.refuse_lazy_view(name, obj)  # torch's neg/conj bits: DLPack exports raw memory
     if hasattr(obj, "__dlpack__"):
         try:
             view = np.from_dlpack(obj)
