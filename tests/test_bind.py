@@ -78,3 +78,35 @@ def test_bound_call_after_close_raises(model, states):
     r.close()
     with pytest.raises(RuntimeError, match="Refresher is closed"):
         bound(np.arange(N))
+
+
+def test_buffer_protocol_inputs_are_read_in_place(model, states):
+    # A memoryview of the state (the buffer protocol, no DLPack) was accepted
+    # by the native bind and then failed with an AttributeError while the
+    # bound call recorded where its memory is; its exporter cannot move the
+    # memory while the buffer is held, so nothing is watched.
+    r = mjrefresh.Refresher(model, bodies=BODIES, num_threads=2)
+    out_view, out_plain = r.outputs(N), r.outputs(N)
+    qpos = states["qpos"].copy()
+    assert r.refresh(np.arange(N), memoryview(qpos), memoryview(states["qvel"]), out_view) == N
+    r.refresh(np.arange(N), qpos, states["qvel"], out_plain)
+    np.testing.assert_array_equal(out_view.body_pos, out_plain.body_pos)
+    bound = r.bind(memoryview(qpos), states["qvel"], out_view)
+    qpos[:, 2] += 1.0  # read in place: the bound call sees the write
+    bound(np.arange(N))
+    np.testing.assert_array_equal(out_view.body_pos[:, 0, 2], out_plain.body_pos[:, 0, 2] + 1.0)
+    r.close()
+
+
+def test_a_dlpack_exporter_that_fails_is_named(model):
+    class BadExport:  # __dlpack__ returns no capsule: numpy's ValueError escaped
+        def __dlpack__(self, *args, **kwargs):
+            return 5
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    r = mjrefresh.Refresher(model, bodies=BODIES, num_threads=1)
+    with pytest.raises(TypeError, match=r"^body_pos: cannot view BadExport in place \("):
+        r.outputs(N, body_pos=BadExport())
+    r.close()

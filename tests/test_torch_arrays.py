@@ -82,18 +82,22 @@ def test_a_lazy_negation_is_refused_as_an_output(slider):
 
 def test_a_lazy_negation_is_refused_as_a_model_field_and_a_dirty_mask(slider):
     model, _ = slider
-    with mjrefresh.Refresher(
-        model, bodies=["b"], model_fields=["body_mass"], num_threads=1
-    ) as r:
+    with mjrefresh.Refresher(model, bodies=["b"], model_fields=["body_mass"], num_threads=1) as r:
         qpos, qvel = np.zeros((N, 1)), np.zeros((N, 1))
         mass = np.tile(model.body_mass, (N, 1))[:, 1:]  # (N, 1): only body 'b'
         with pytest.raises(TypeError, match=neg_message(r"model_fields\['body_mass'\]")):
             r.refresh(
-                np.arange(N), qpos, qvel, r.outputs(N), model_fields={"body_mass": lazy_negation(mass)}
+                np.arange(N),
+                qpos,
+                qvel,
+                r.outputs(N),
+                model_fields={"body_mass": lazy_negation(mass)},
             )
     r = slider[1]
     with pytest.raises(TypeError, match=r"^dirty: the torch.Tensor's is_neg\(\) is True"):
-        r.refresh_dirty_rows(lazy_negation(np.zeros(N)), np.zeros((N, 1)), np.zeros((N, 1)), r.outputs(N))
+        r.refresh_dirty_rows(
+            lazy_negation(np.zeros(N)), np.zeros((N, 1)), np.zeros((N, 1)), r.outputs(N)
+        )
 
 
 @pytest.mark.parametrize(
@@ -124,4 +128,3 @@ def test_tensors_that_are_not_cpu_float64_arrays_are_named(slider, make, message
     _, r = slider
     with pytest.raises(TypeError, match=message):
         r.refresh(np.arange(N), make(), np.zeros((N, 1)), r.outputs(N))
-

@@ -53,8 +53,12 @@ def memory_of(obj: Any) -> tuple[Any, ...]:
     interface = getattr(obj, "__array_interface__", None)
     if isinstance(interface, dict):
         return (interface["data"][0], interface["shape"], interface.get("strides"))
-    view = np.from_dlpack(obj)
-    return (view.__array_interface__["data"][0], view.shape, view.strides)
+    if hasattr(obj, "__dlpack__"):
+        view = np.from_dlpack(obj)
+        return (view.__array_interface__["data"][0], view.shape, view.strides)
+    # The buffer protocol (a memoryview, ...): its exporter cannot move the
+    # memory while the bound call holds the buffer, so nothing to watch.
+    return ()
 
 
 def moved(arrays: dict[str, Any]) -> list[tuple[str, Any, tuple[Any, ...]]]:

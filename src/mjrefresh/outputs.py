@@ -118,7 +118,7 @@ def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
     if hasattr(obj, "__dlpack__"):
         try:
             view = np.from_dlpack(obj)
-        except (BufferError, TypeError, RuntimeError) as exc:
+        except (BufferError, TypeError, RuntimeError, ValueError, AttributeError) as exc:
             raise TypeError(f"{name}: cannot view {type(obj).__name__} in place ({exc})") from None
     elif not viewable(obj):
         raise TypeError(_core.not_an_array(name, type(obj).__name__, written))
