@@ -120,7 +120,7 @@ void register_contract(nb::module_& m) {
         "The TypeError text for an argument that is not an array (the one text every layer "
         "uses).");
 
-  m.def("refuse_lazy_view", &refuse_lazy_view, "name"_a, "obj"_a,
+  m.def("refuse_lazy_view", &refuse_lazy_view, "name"_a, "obj"_a.none(),
         "TypeError if `obj` is a lazy negation or conjugation of its memory (torch's neg/conj "
         "bits), which a DLPack view would read and write as the plain memory.");
 
