@@ -98,6 +98,34 @@ def test_fields_the_selected_sensors_read(legged_model, legged_refresher):
         assert cache.refresh_dirty_rows() == 2
 
 
+CONTACT = """<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+ <body name="ball" pos="0 0 .05"><freejoint/><geom name="g" size=".1"/></body></worldbody>
+ <sensor><contact name="c" geom1="g" data="found dist" num="1"/></sensor></mujoco>"""
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("geom_contype", 0), ("geom_size", 0.3), ("geom_margin", 0.2)]
+)
+def test_fields_collision_reads_for_contact_sensors(field, value):
+    # One simulation whose ball collides with nothing, or is bigger: the
+    # refresh (the refresher's geoms) reported the other contact, no error.
+    m = mujoco.MjModel.from_xml_string(CONTACT)
+    b = mujoco_batch.Batch(m, 2, nthread=1)
+    b.expand(field)[1, 1, ...] = value
+    with mjrefresh.Refresher(m, sensors=["c"], engine="exact", num_threads=1) as r:
+        with pytest.raises(
+            ValueError,
+            match=rf"^batch: model field {field} is expanded with per-simulation values that "
+            r"the refresher does not take; a refresh cannot take it per environment$",
+        ):
+            mjrefresh.bind_mujoco_batch(b, r)
+    b = mujoco_batch.Batch(m, 2, nthread=1)
+    b.expand("geom_friction")[1, 1, 0] = 0.2  # not read by a contact sensor
+    with mjrefresh.Refresher(m, sensors=["c"], engine="exact", num_threads=1) as r:
+        cache = mjrefresh.bind_mujoco_batch(b, r)
+        np.testing.assert_array_equal(cache.sensor("c")[:, 0], [1, 1])
+
+
 def test_a_batch_of_another_model_is_refused(legged_model, legged_refresher):
     other = copy.copy(legged_model)
     other.body_pos[2, 0] += 0.05  # same sizes, another leg

@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 import pytest
 from support.backends import other_model_message
+from support.edge_models import version_at_least
 
 import mjrefresh
 
@@ -39,6 +40,19 @@ TERRAIN = """<mujoco><asset><hfield name="hf" nrow="8" ncol="8" size="2 2 .5 .1"
 <worldbody><geom type="hfield" hfield="hf"/>
  <body name="a" pos="0 0 1"><freejoint/><geom size=".05"/><site name="ray" zaxis="0 0 -1"/></body>
 </worldbody><sensor><rangefinder name="rf" site="ray"/></sensor></mujoco>"""
+
+# Contacts (contact sensors are of the position stage from MuJoCo 3.16) and
+# an enclosed insidesite (3.15): what collision reads, a geom's whole shape.
+CONTACT = """<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+ <site name="zone" type="box" size=".5 .5 .5"/>
+ <body name="ball" pos="0 0 .05"><freejoint/><geom name="g" size=".1" friction="{friction}"/>
+ </body></worldbody>
+<sensor><contact name="c" geom1="g" data="found dist" num="1"/>{enclosed}</sensor></mujoco>"""
+ENCLOSED = '<insidesite name="in" site="zone" objtype="geom" objname="g" enclosed="true"/>'
+
+
+def contact(friction="1 .005 .0001", enclosed=""):
+    return mujoco.MjModel.from_xml_string(CONTACT.format(friction=friction, enclosed=enclosed))
 
 
 def robot(joint="hinge", site="s0", target="a", friction="1 .005 .0001"):
@@ -93,6 +107,28 @@ OTHER = {
     ),
 }
 
+if version_at_least(3, 16):
+    OTHER["contact filter"] = (
+        contact,
+        ["c"],
+        lambda: edited(contact, lambda m: m.geom_contype.__setitem__(1, 0)),
+        "geom_contype",
+    )
+    OTHER["contact shape"] = (
+        contact,
+        ["c"],
+        lambda: edited(contact, lambda m: m.geom_size.__setitem__((1, 0), 0.3)),
+        "geom_size",
+    )
+    OTHER["enclosed shape"] = (
+        lambda: contact(enclosed=ENCLOSED),
+        ["in"],
+        lambda: edited(
+            lambda: contact(enclosed=ENCLOSED), lambda m: m.geom_size.__setitem__((1, 0), 0.7)
+        ),
+        "geom_size",
+    )
+
 
 @pytest.mark.parametrize("case", sorted(OTHER))
 def test_a_model_differing_where_a_refresh_reads_is_refused(case):
@@ -121,6 +157,21 @@ def test_fields_no_selected_output_reads_may_differ():
     d.sensordata[:] = 0
     mjrefresh.refresh_mjdata(r, [d])
     np.testing.assert_allclose(d.sensordata, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.skipif(not version_at_least(3, 16), reason="contact sensors are ACC before 3.16")
+def test_contact_parameters_no_contact_sensor_reads_may_differ():
+    # Collision reads the geoms' shapes and filters, not the contacts'
+    # solver parameters: a friction randomised per environment is accepted.
+    r = mjrefresh.Refresher(contact(), sensors=["c"], engine="exact")
+    theirs = contact(friction=".3 .01 .001")
+    d = mujoco.MjData(theirs)
+    mujoco.mj_forward(theirs, d)
+    want = d.sensordata.copy()
+    assert want[0] == 1  # the ball touches the floor
+    d.sensordata[:] = 0
+    mjrefresh.refresh_mjdata(r, [d])
+    np.testing.assert_array_equal(d.sensordata, want)
 
 
 def test_the_values_at_construction_are_what_an_mjdata_is_compared_with():

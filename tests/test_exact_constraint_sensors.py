@@ -153,3 +153,43 @@ def test_contact_sensors_before_316_are_acceleration_stage():
     )
     with pytest.raises(mjrefresh.PlanError, match=r"sensor 'c' \(contact\) is an acceleration"):
         mjrefresh.Refresher(m, sensors=["c"])
+
+
+# A rod of box section (MuJoCo >= 4.0): mjData.plastic holds its material
+# frames, which collision reads; physics steps advance them.
+ROD_XML = """<mujoco><option timestep="0.001"/><worldbody>
+  <geom name="floor" type="plane" size="5 5 .1"/>
+  <body name="holder" pos="0 0 0.5"><joint type="hinge" axis="0 0 1" damping="0.1"/>
+    <geom type="sphere" size="0.02" contype="0" conaffinity="0"/>
+    <flexcomp name="rod" type="grid" count="8 1 1" spacing="0.08 1 1" dim="1" radius="0.006">
+      <elasticity young="1e5" section="box" sectionsize="0.02 0.006"/><pin id="0 1"/>
+    </flexcomp></body></worldbody>
+  <sensor><contact name="c" geom1="floor" data="found dist" num="3"/>
+    <framepos name="tip" objtype="body" objname="rod_7"/></sensor></mujoco>"""
+
+
+@pytest.mark.skipif(not version_at_least(4, 0), reason="box-section rods are new in MuJoCo 4.0")
+def test_contacts_of_a_model_with_plastic_rod_frames_are_refused():
+    # Stepped 1500 times, a refresh collided with the rod's initial frames:
+    # found 2 contacts where mj_forward on the same MjData finds 8.
+    m = mujoco.MjModel.from_xml_string(ROD_XML)
+    assert m.nplastic > 0
+    why = (
+        r"^sensor 'c' \(contact\) cannot be refreshed: MuJoCo's collision reads the material "
+        r"frames of flex 'rod' \(mjData.plastic, MuJoCo >= 4.0 box-section rods\), which only "
+        r"physics steps advance and a refresh does not receive$"
+    )
+    assert list(mjrefresh.plan.refresh_refusals(m)) == [0]
+    with pytest.raises(mjrefresh.PlanError, match=why):
+        mjrefresh.Refresher(m, sensors=["c"], engine="exact")
+    # What does not collide is refreshed, equal to mj_forward after the steps.
+    d = mujoco.MjData(m)
+    d.qvel[:] = np.random.default_rng(0).normal(0, 2, m.nv)
+    for _ in range(300):
+        mujoco.mj_step(m, d)
+    r = mjrefresh.Refresher(m, sensors=["tip"], bodies=["rod_7"], engine="exact", num_threads=1)
+    out = r.outputs(1)
+    r.refresh(0, d.qpos[None], d.qvel[None], out)
+    mujoco.mj_forward(m, d)
+    np.testing.assert_array_equal(out.sensordata[0, 6:9], d.sensordata[6:9])
+    np.testing.assert_array_equal(out.body_pos[0, 0], d.xpos[m.body("rod_7").id])

@@ -28,6 +28,7 @@ def test_every_refused_type_and_reason_is_listed():
         "`mjcb_sensor`",
         "plastic",
         "`e_potential`",
+        "box-section flex rods",
     ):
         assert phrase in text, phrase
 

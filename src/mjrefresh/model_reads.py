@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 
 from .plan import MODEL_FIELDS
+from .sensor_rules import reads_contacts
 
 if TYPE_CHECKING:
     from .plan import RefreshPlan
@@ -47,6 +48,23 @@ _GEOMETRY = (
 # Geometry sensors also read every heightfield and mesh value (terrain and
 # mesh shapes under a ray, a mesh's vertices and hull for a distance).
 _GEOMETRY_PREFIXES = ("hfield_", "mesh_")
+# MuJoCo's collision (mj_collision: the sensors computed from contacts, see
+# sensor_rules.reads_contacts): which geoms, flexes and explicit pairs can
+# touch (filters, the parent filter's weld ids, exclusions), their shapes,
+# margins and bounds, the global overrides and the convex/SDF solvers'
+# settings. Not the contacts' solver parameters (friction, solref, condim,
+# priority: no position/velocity-stage sensor reads them).
+_COLLISION = (
+    *("geom_type", "geom_size", "geom_dataid", "geom_margin", "geom_gap", "geom_rbound"),
+    *("geom_aabb", "geom_contype", "geom_conaffinity", "geom_plugin", "geom_surfacevel"),
+    *("geom_adhesion", "body_contype", "body_conaffinity", "body_margin", "body_weldid"),
+    *("opt.o_margin", "opt.ccd_tolerance", "opt.ccd_iterations", "opt.sdf_iterations"),
+    "opt.sdf_initpoints",
+)
+_COLLISION_PREFIXES = (*_GEOMETRY_PREFIXES, "pair_", "exclude_", "flex_")
+# insidesite with enclosed="true" (MuJoCo >= 3.15) measures the object
+# geom's whole shape, a mesh's vertices included.
+_ENCLOSED = ("geom_type", "geom_size", "geom_dataid", "geom_rbound", "geom_aabb")
 _BY_SENSOR_TYPE = {
     "CAMPROJECTION": (
         *_CAMERA,
@@ -63,7 +81,7 @@ _BY_SENSOR_TYPE = {
     "TENDONPOS": _TENDON,
     "RANGEFINDER": _GEOMETRY,
     "GEOMDIST": (*_GEOMETRY, "opt.ccd_tolerance", "opt.ccd_iterations"),
-    "INSIDESITE": ("site_type", "site_size"),
+    "INSIDESITE": ("site_type", "site_size", *_ENCLOSED),
     "JOINTLIMITPOS": ("jnt_range", "jnt_margin"),
     "TENDONLIMITPOS": ("tendon_range", "tendon_margin", *_TENDON),
     # mj_energyPos: gravity, joint, tendon and flex-edge springs
@@ -152,13 +170,17 @@ def fields_read(model: mujoco.MjModel, plan: RefreshPlan) -> tuple[str, ...]:
     camera = int(obj.mjOBJ_CAMERA) in objects
     if camera:
         names.update(dict.fromkeys(_CAMERA))
-    if kinds & _GEOMETRY_TYPES:
+    if kinds & _GEOMETRY_TYPES or "INSIDESITE" in kinds:
         names.update(dict.fromkeys(n for n in dir(model) if n.startswith(_GEOMETRY_PREFIXES)))
+    contacts = any(reads_contacts(model, i) for i in plan.sensor_ids)
+    if contacts:
+        names.update(dict.fromkeys(_COLLISION))
+        names.update(dict.fromkeys(n for n in dir(model) if n.startswith(_COLLISION_PREFIXES)))
     # Tendons wrap around sites and geoms; transmissions act at sites.
     wraps = bool(kinds & _WRAPPING_TYPES)
     if plan.site_ids or int(obj.mjOBJ_SITE) in objects or wraps or "INSIDESITE" in kinds:
         names.update(dict.fromkeys(_SITE_FRAME))
-    if int(obj.mjOBJ_GEOM) in objects or wraps or kinds & _GEOMETRY_TYPES:
+    if int(obj.mjOBJ_GEOM) in objects or wraps or kinds & _GEOMETRY_TYPES or contacts:
         names.update(dict.fromkeys(_GEOM_FRAME))
     if int(obj.mjOBJ_BODY) in objects or camera or kinds & _INERTIA_TYPES:
         names.update(dict.fromkeys(_INERTIAL_FRAME))

@@ -173,6 +173,34 @@ def _refusal(model: mujoco.MjModel, i: int) -> str | None:
             "cannot be refreshed: the potential energy reads the plastic spring state "
             "(mjData.plastic), which only physics steps advance"
         )
+    rod = _flex_plastic(model) if reads_contacts(model, i) else None
+    if rod is not None:
+        return (
+            f"cannot be refreshed: MuJoCo's collision reads the material frames of flex {rod!r} "
+            "(mjData.plastic, MuJoCo >= 4.0 box-section rods), which only physics steps "
+            "advance and a refresh does not receive"
+        )
+    return None
+
+
+def reads_contacts(model: mujoco.MjModel, i: int) -> bool:
+    """Whether sensor `i` is computed from the contacts MuJoCo's collision
+    finds (contact, tactile, an adhesion actuator's velocity)."""
+    stype = int(model.sensor_type[i])
+    if stype == _S.mjSENS_ACTUATORVEL:
+        return is_adhesion(model, int(model.sensor_objid[i]))
+    return "collision" in SUPPORTED.get(stype, ())
+
+
+def _flex_plastic(model: mujoco.MjModel) -> str | None:
+    """The name of the first flex with plastic state (MuJoCo >= 4.0: the
+    material frames of box-section rods, which collision reads), or None."""
+    adr = getattr(model, "flex_plasticadr", None)
+    if adr is None or int(getattr(model, "nplastic", 0)) == 0:
+        return None
+    for f, a in enumerate(adr):
+        if int(a) >= 0:
+            return object_name(model, mujoco.mjtObj.mjOBJ_FLEX, f)
     return None
 
 
