@@ -5,6 +5,7 @@ native coverage rules agree."""
 from __future__ import annotations
 
 import mujoco
+import numpy as np
 import pytest
 from support.engine_models import (
     MANY_TYPES_XML,
@@ -134,6 +135,18 @@ def test_exact_when_requested_and_when_sensors_are_disabled():
     m2.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR
     r = mjrefresh.Refresher(m2, sensors=tracking_sensors(m2), num_threads=1)
     assert r.plan.engine == "exact" and "mjDSBL_SENSOR" in r.plan.engine_reason
+    # mj_forward leaves sensordata as it was; so does the refresh (it wrote
+    # the scratch data's zeros over a backend's last values)
+    d = mujoco.MjData(m2)
+    d.qpos[:] = m2.qpos0 + 0.05
+    d.qvel[:] = 0.4
+    d.sensordata[:] = np.arange(m2.nsensordata) + 0.5
+    want = mujoco.MjData(m2)
+    mujoco.mj_copyData(want, m2, d)
+    mujoco.mj_forward(m2, want)
+    mjrefresh.refresh_mjdata(r, [d])
+    np.testing.assert_array_equal(d.sensordata, want.sensordata)
+    np.testing.assert_array_equal(d.sensordata, np.arange(m2.nsensordata) + 0.5)
     r.close()
     # bodies only: sensors being disabled does not matter
     r = mjrefresh.Refresher(m2, bodies=["trunk"], num_threads=1)

@@ -157,7 +157,10 @@ bool ExactEngine::refresh_row(int t, int64_t row, const Inputs& in, const Output
 void ExactEngine::write_outputs(const mjModel* m, const mjData* d, int64_t row,
                                 const Outputs& out) const {
   const OutView& sensordata = out[kOutSensordata];
-  if (sensordata.valid()) {
+  // With sensors disabled mj_forward leaves sensordata as it was (a
+  // backend's MjData keeps its last values): so does a refresh, instead of
+  // writing the scratch data's zeros.
+  if (sensordata.valid() && !(m->opt.disableflags & mjDSBL_SENSOR)) {
     void* base = sensordata.row_base(row);
     for (const auto& [start, stop] : sel_.columns) {
       store_stream(base, sensordata.type, start, d->sensordata + start, stop - start);

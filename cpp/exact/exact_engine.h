@@ -25,6 +25,8 @@
 //   only touches scratch t. MuJoCo's lazy flags (flg_subtreevel,
 //   flg_energypos/vel, flg_rnepost) are cleared for every row so no value is
 //   carried over from the previous row.
+// - Sensors disabled (mjDSBL_SENSOR): mj_forward leaves sensordata as it
+//   was, and the engine leaves the selected sensordata columns unwritten.
 // - Errors: refresh_row() never throws. An mju_error inside a stage returns
 //   false with MuJoCo's message; that row's outputs are not written and the
 //   scratch mjData is reset so the next row is correct.

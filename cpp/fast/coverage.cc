@@ -101,8 +101,8 @@ std::string fast_uncovered(const mjModel* m, const std::vector<int>& sensors) {
   }
   if (sensors.empty()) return {};
   if (m->opt.disableflags & mjDSBL_SENSOR) {
-    return "the model disables sensors (mjDSBL_SENSOR); only the exact engine reproduces "
-           "what mj_forward leaves in sensordata then";
+    return "the model disables sensors (mjDSBL_SENSOR); the exact engine does what mj_forward "
+           "does then: it leaves the sensordata columns as they are";
   }
   for (int i : sensors) {
     const std::string why = sensor_type_problem(m, i);

@@ -138,7 +138,8 @@ def reference(problem: Problem, rows: np.ndarray) -> np.ndarray:
     and velocities a refresh computes whatever the model's sensor flag says,
     so a model that disables sensors (mj_forward then leaves them 0) gets their
     reference from a copy with sensors enabled; the user's own sensor columns
-    keep the reference of the model as given.
+    keep the reference of the model as given (not compared: see
+    measure.computed_columns).
     """
     cols = problem.column_index
     qpos, qvel = problem.qpos[rows], problem.qvel[rows]
