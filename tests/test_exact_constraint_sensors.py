@@ -193,3 +193,30 @@ def test_contacts_of_a_model_with_plastic_rod_frames_are_refused():
     mujoco.mj_forward(m, d)
     np.testing.assert_array_equal(out.sensordata[0, 6:9], d.sensordata[6:9])
     np.testing.assert_array_equal(out.body_pos[0, 0], d.xpos[m.body("rod_7").id])
+
+
+def test_limit_sensors_where_mj_forward_runs_out_of_constraint_memory():
+    # The README's one difference: 40 contacts overflow the declared 30 KB,
+    # mj_forward drops every constraint row (mjWARN_CNSTRFULL) and its limit
+    # sensors read 0; the refresh makes only the limit row, which fits.
+    balls = "".join(
+        f'<body pos="{0.3 * i} 0 .05"><freejoint/><geom size=".1"/></body>' for i in range(40)
+    )
+    m = mujoco.MjModel.from_xml_string(
+        f"""<mujoco><size memory="30K"/><worldbody><geom type="plane" size="20 20 .1"/>
+        <body pos="0 2 1"><joint name="h" range="-10 10" margin="100"/>
+        <geom size=".1" contype="0" conaffinity="0"/></body>{balls}</worldbody>
+        <sensor><jointlimitpos name="lp" joint="h"/><jointlimitvel name="lv" joint="h"/>
+        </sensor></mujoco>"""
+    )
+    d = mujoco.MjData(m)
+    d.qpos[:] = m.qpos0
+    d.qpos[0], d.qvel[0] = 3.0, 0.5
+    mujoco.mj_forward(m, d)
+    assert d.warning[mujoco.mjtWarning.mjWARN_CNSTRFULL].number == 1 and d.nefc == 0
+    np.testing.assert_array_equal(d.sensordata, [0.0, 0.0])
+    r = mjrefresh.Refresher(m, sensors=["lp", "lv"], engine="exact", num_threads=1)
+    out = r.outputs(1)
+    r.refresh(0, d.qpos[None], d.qvel[None], out)
+    lower = np.deg2rad(-10.0)  # the limit row: distance to the lower limit, minus the margin
+    np.testing.assert_allclose(out.sensordata[0], [3.0 - lower - 100.0, 0.5], rtol=1e-12)
