@@ -18,7 +18,7 @@ from support.fuzz.contract.comparison import (
     _column_tolerances,
     compare,
     oracle,
-    planned_columns,
+    written_columns,
 )
 from support.fuzz.contract.memory import Memory
 from support.fuzz.contract.violations import _describe, _tb, violation
@@ -107,7 +107,7 @@ def check_cache_read(
         raise violation(f"an invalid cache read was accepted{label}: {sorted(broken)}")
     engine = r.plan.engine
     if read == "outputs":
-        cols = planned_columns(r.plan)
+        cols = written_columns(r)
         tols = _column_tolerances(r.model, r.plan)
         for name, arr in got.arrays().items():
             exp, tol = expected_read(r, states, name, None, env_ids, n)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import mjrefresh
-from support.fuzz.contract.comparison import _as_state, assert_rows_match, planned_columns
+from support.fuzz.contract.comparison import _as_state, assert_rows_match, written_columns
 from support.fuzz.contract.memory import Memory
 from support.fuzz.contract.violations import _describe, _tb, violation
 
@@ -32,7 +32,7 @@ def _arrays_of(value: Any) -> list[np.ndarray]:
 def _allow_outputs(mem: Memory, r: mjrefresh.Refresher, out: Any, ids: np.ndarray) -> None:
     if not isinstance(out, mjrefresh.RefreshOutputs) or ids.size == 0:
         return
-    cols = planned_columns(r.plan)
+    cols = written_columns(r)
     for name, a in out.arrays().items():
         if not isinstance(a, np.ndarray) or a.ndim < 2 or ids.max() >= a.shape[0]:
             continue

@@ -10,7 +10,7 @@ import numpy as np
 
 import mjrefresh
 from support.fuzz.contract.calls import CLOSED
-from support.fuzz.contract.comparison import planned_columns
+from support.fuzz.contract.comparison import written_columns
 from support.fuzz.contract.memory import Memory
 from support.fuzz.contract.states import SENTINEL
 from support.fuzz.contract.violations import _describe, _tb, violation
@@ -71,7 +71,7 @@ def all_written(
     r: mjrefresh.Refresher, out: mjrefresh.RefreshOutputs, ids: Sequence[int] | None = None
 ) -> bool:
     """Whether no planned output cell of rows `ids` (default all) still holds SENTINEL."""
-    cols = planned_columns(r.plan)
+    cols = written_columns(r)
     for name, a in out.arrays().items():
         sub = a if ids is None else a[np.asarray(ids)]
         if name == "sensordata":
