@@ -214,9 +214,16 @@ def gen_sigint(rng: random.Random) -> tuple[str, float]:
             "states['qvel'], out1), kwargs=kw)\nfirst.start()\ntime.sleep(0.01)\n"
         )
     code += (
-        f"timer = threading.Timer({delay}, os.kill, (os.getpid(), signal.SIGINT))\n"
+        # The delay counts from just before the call: a Timer's own start
+        # (waiting for its thread) took longer than 5 ms on a loaded host,
+        # and the signal then interrupted the test, not the call.
+        "fire = threading.Event()\n"
+        f"def _kill():\n    fire.wait()\n    time.sleep({delay})\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "timer = threading.Thread(target=_kill)\n"
         "timer.start()\n"
         "try:\n"
+        "    fire.set()\n"
         f"    {call}\n"
         "    time.sleep(5)  # reached only if the call returned before the signal\n"
         "except KeyboardInterrupt:\n"
