@@ -195,10 +195,11 @@ def test_contacts_of_a_model_with_plastic_rod_frames_are_refused():
     np.testing.assert_array_equal(out.body_pos[0, 0], d.xpos[m.body("rod_7").id])
 
 
-def test_limit_sensors_where_mj_forward_runs_out_of_constraint_memory():
+def test_limit_sensors_where_mj_forward_runs_out_of_constraint_memory(tmp_path, monkeypatch):
     # The README's one difference: 40 contacts overflow the declared 30 KB,
     # mj_forward drops every constraint row (mjWARN_CNSTRFULL) and its limit
     # sensors read 0; the refresh makes only the limit row, which fits.
+    monkeypatch.chdir(tmp_path)  # MuJoCo logs the warning to ./MUJOCO_LOG.TXT
     balls = "".join(
         f'<body pos="{0.3 * i} 0 .05"><freejoint/><geom size=".1"/></body>' for i in range(40)
     )

@@ -212,15 +212,18 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   });
 
   int64_t first = -1;
+  bool unrecorded = false;
+  const Failure* lowest = nullptr;  // over every participant, not the one that ran out
   for (const Failure& f : failures) {
-    if (f.unrecorded) {
-      throw OutOfMemory(
-          "rows: MuJoCo failed in more rows than memory was left to record (the lowest: "
-          "row " +
-          std::to_string(f.first) + ": " + f.message +
-          "); which rows were refreshed is unknown: treat every row of this call as not "
-          "refreshed, and free memory or refresh fewer rows per call");
-    }
+    unrecorded |= f.unrecorded;
+    if (f.first >= 0 && (lowest == nullptr || f.first < lowest->first)) lowest = &f;
+  }
+  if (unrecorded) {
+    throw OutOfMemory(
+        "rows: MuJoCo failed in more rows than memory was left to record (the lowest: row " +
+        std::to_string(lowest->first) + ": " + lowest->message +
+        "); which rows were refreshed is unknown: treat every row of this call as not "
+        "refreshed, and free memory or refresh fewer rows per call");
   }
   std::size_t failed = 0;
   for (const Failure& f : failures) failed += f.rows.size();
