@@ -126,6 +126,41 @@ def test_fields_collision_reads_for_contact_sensors(field, value):
         np.testing.assert_array_equal(cache.sensor("c")[:, 0], [1, 1])
 
 
+TRACKING_CAMERA = """<mujoco><worldbody><body name="arm" pos="0 0 1">
+ <joint name="h" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+ <camera name="cam" pos=".3 0 .1" mode="track"/><site name="s"/></body></worldbody>
+ <sensor><framexaxis objtype="camera" objname="cam"/></sensor></mujoco>"""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "select", "derived"),
+    [
+        ("body_quat", [0.955, 0, 0, 0.296], {"sensors": [0]}, "cam_pos0"),
+        ("site_pos", [0.2, 0, 0], {"sites": ["s"]}, "site_sameframe"),
+    ],
+)
+def test_set_const_after_binding_is_refused_at_the_next_refresh(field, value, select, derived):
+    # set_const() expands the constants it derives natively (a tracking
+    # camera's reference pose, a site's frame flag), unseen by the batch's
+    # record of expand(): the refresh used the refresher's, 0.78 off.
+    m = mujoco.MjModel.from_xml_string(TRACKING_CAMERA)
+    b = mujoco_batch.Batch(m, 2, nthread=1)
+    b.expand(field)[1, -1] = value  # the arm, the site
+    with mjrefresh.Refresher(m, **select, model_fields=(field,), num_threads=1) as r:
+        cache = mjrefresh.bind_mujoco_batch(b, r)
+        assert cache.refresh_dirty_rows() == 2
+        b.set_const()
+        cache.mark_stepped()
+        with pytest.raises(
+            ValueError,
+            match=rf"^batch: model field {derived} is expanded with per-simulation values "
+            r"\(batch.set_const\(\) derives it per simulation\) that the refresher does not "
+            r"take; a refresh cannot take it per environment$",
+        ):
+            cache.refresh_dirty_rows()
+        assert cache.dirty.all()
+
+
 def test_a_batch_of_another_model_is_refused(legged_model, legged_refresher):
     other = copy.copy(legged_model)
     other.body_pos[2, 0] += 0.05  # same sizes, another leg

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import mujoco
 import numpy as np
 
 from ..cache import StateCache
@@ -22,43 +23,64 @@ from ._optional import require_mujoco_batch
 _INPUTS = ("qpos", "qvel", "mocap_pos", "mocap_quat", "time", "model_fields")
 
 
-def _watched(batch: Any, refresher: Refresher) -> list[tuple[str, np.ndarray, np.ndarray]]:
+_Watch = tuple[list[tuple[str, np.ndarray, np.ndarray]], list[str]]
+
+
+def _watched(batch: Any, refresher: Refresher) -> _Watch:
     """Check that the batch runs the refresher's model in every field a
     refresh reads and does not take per row; return those the batch has
-    expanded (with the model's values so far): (name, live values, model's)."""
+    expanded (with the model's values so far): (name, live values, model's),
+    and the names of those not expanded that ``batch.set_const()`` may expand
+    (the constants it derives from values: subtree masses, frame flags,
+    camera and tendon reference values): set_const expands them natively,
+    unseen by ``batch._expanded``."""
     if batch.models is not None:
         raise ValueError(
             "batch: it runs caller models (set_models); a refresh uses the refresher's one "
             "model for every row. Expected batch.models None"
         )
     known = require_mujoco_batch().MODEL_FIELDS  # what batch.expanded() accepts
-    watched = []
+    derived = getattr(mujoco.MjModel, "_setconst_outputs", None)
+    only_derived = set(derived or ()) - set(getattr(mujoco.MjModel, "_setconst_inputs", ()))
+    watched, probe = [], []
     for name, ours in fields_to_compare(refresher):
         per_sim = batch.expanded(name) if name in known else None
         if per_sim is None:
+            # Structure (tree ids, actuator ids) is derived too but cannot
+            # change in a batch; unknown outputs: probe every field.
+            if name in known and (
+                derived is None
+                or name in derived
+                and (ours.dtype.kind == "f" or name.endswith("_sameframe"))
+            ):
+                probe.append(name)
             continue
         template = np.broadcast_to(ours, per_sim.shape)
         if not same_values(per_sim, template):
+            by = " (batch.set_const() derives it per simulation)" if name in only_derived else ""
             raise ValueError(
-                f"batch: model field {name} is expanded with per-simulation values that the "
+                f"batch: model field {name} is expanded with per-simulation values{by} that the "
                 f"refresher does not take; {declare_fix(name)}"
             )
         watched.append((name, per_sim, template))
-    return watched
+    return watched, probe
 
 
 class _MujocoBatchCache(StateCache):
     """A StateCache that re-checks, before each refresh, what
     bind_mujoco_batch checked: caller models set or fields expanded since
     (``len(batch._expanded)``: mujoco.batch's own record of expand(), which
-    set_models and the named views go through), and the values of expanded
-    fields that must keep the model's. About 1 us a refresh, plus a compare
-    of each such field (none unless the batch expanded one a refresh reads
-    without changing it); the rows stay dirty when it raises."""
+    set_models and the named views go through; and ``batch.expanded(name)``
+    of the derived constants set_const expands natively), and the values of
+    expanded fields that must keep the model's. About 1 us a refresh plus
+    0.6 us per derived constant a refresh reads (one, body_subtreemass, for
+    body poses; measured on MuJoCo 4.0.0), plus a compare of each watched
+    field; the rows stay dirty when it raises."""
 
     _batch: Any
     _expanded_count: int
     _watch: list[tuple[str, np.ndarray, np.ndarray]]
+    _probe: list[str]
 
     def _expanded_now(self) -> int:
         expanded = getattr(self._batch, "_expanded", None)
@@ -66,8 +88,13 @@ class _MujocoBatchCache(StateCache):
 
     def _before_refresh(self, ids: np.ndarray) -> None:
         count = self._expanded_now()
-        if count != self._expanded_count or count < 0 or self._batch.models is not None:
-            self._watch = _watched(self._batch, self.refresher)
+        if (
+            count != self._expanded_count
+            or count < 0
+            or self._batch.models is not None
+            or any(self._batch.expanded(name) is not None for name in self._probe)
+        ):
+            self._watch, self._probe = _watched(self._batch, self.refresher)
             self._expanded_count = count
         for name, live, template in self._watch:
             if not same_values(live, template):
@@ -122,7 +149,7 @@ def bind_mujoco_batch(
         raise TypeError(f"batch: expected mujoco.batch.Batch, got {type(batch).__name__}")
     check_same_sizes(refresher, batch.model, "batch")
     check_not_supplied("bind_mujoco_batch", "the batch", _INPUTS, outputs)
-    watch = _watched(batch, refresher)
+    watch, probe = _watched(batch, refresher)
     # The batch runs a copy of the model it was built from, taken then:
     # batch.model is the caller's object, which may have been edited since.
     check_same_values(refresher, batch.get_model(0), "batch", source="batch.get_model(0)")
@@ -139,5 +166,6 @@ def bind_mujoco_batch(
     cache = _MujocoBatchCache(refresher, batch.nsim, dtype=dtype, **kw, **outputs)
     cache._batch = batch
     cache._watch = watch
+    cache._probe = probe
     cache._expanded_count = cache._expanded_now()
     return cache
