@@ -357,9 +357,16 @@ def test_bind_mjbatch_refuses_a_model_field_expanded_as_float32(legged_model):
         with pytest.raises(
             ValueError,
             match=r"^model_fields: the batch has body_pos expanded in another dtype \(.*\); a "
-            r"refresh reads float64 values: expand it as float64 \(batch.expand\('body_pos'\)\)$",
+            r"refresh reads float64 values, and mjbatch-uni keeps the first dtype a field is "
+            r"expanded in: expand and write it as float64 \(batch.expand\('body_pos'\) before "
+            r"anything expands it as float32\)$",
         ):
             mjrefresh.bind_mjbatch(b, r)
+    # the fix the message gives works
+    b = mjbatch.Batch(legged_model, 2, num_threads=1)
+    b.expand("body_pos")
+    with mjrefresh.Refresher(legged_model, bodies=["foot"], model_fields=("body_pos",)) as r:
+        assert mjrefresh.bind_mjbatch(b, r).refresh_dirty_rows() == 2
 
 
 def test_drop_in_checks_its_threads_at_once(legged_model, batch):

@@ -64,7 +64,9 @@ def _mjbatch_field(batch: Any, name: str) -> np.ndarray:
     except ValueError as exc:  # "... is already bound with another dtype"
         raise ValueError(
             f"model_fields: the batch has {name} expanded in another dtype ({exc}); a refresh "
-            f"reads float64 values: expand it as float64 (batch.expand({name!r}))"
+            f"reads float64 values, and mjbatch-uni keeps the first dtype a field is expanded "
+            f"in: expand and write it as float64 (batch.expand({name!r}) before anything "
+            f"expands it as float32)"
         ) from exc
     return values
 
