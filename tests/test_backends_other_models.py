@@ -174,6 +174,34 @@ def test_contact_parameters_no_contact_sensor_reads_may_differ():
     np.testing.assert_array_equal(d.sensordata, want)
 
 
+TENDON = """<mujoco><worldbody><site name="anchor" pos="0 0 2"/>
+ <body name="a" pos="0 0 1"><joint axis="1 0 0"/><geom name="g" size=".1"/>
+  <site name="tip" pos=".3 0 0"/><site name="side" pos="0 0 .3"/></body></worldbody>
+ <tendon><spatial name="t"><site site="anchor"/>{wrap}<site site="tip"/></spatial></tendon>
+ <sensor><tendonpos name="len" tendon="t"/></sensor></mujoco>"""
+
+
+@pytest.mark.parametrize("wrap", ["", '<geom geom="g" sidesite="side"/>'], ids=["sites", "geom"])
+def test_a_geom_size_is_read_only_where_a_tendon_wraps_a_geom(wrap):
+    # geom_size is a wrapping radius: a tendon between sites does not read
+    # it (randomising it was refused with nothing to declare).
+    ours = mujoco.MjModel.from_xml_string(TENDON.format(wrap=wrap))
+    theirs = mujoco.MjModel.from_xml_string(TENDON.format(wrap=wrap))
+    theirs.geom_size[0, 0] = 0.2
+    r = mjrefresh.Refresher(ours, sensors=["len"], engine="exact")
+    d = mujoco.MjData(theirs)
+    d.qpos[:] = 0.4
+    if wrap:
+        with pytest.raises(ValueError, match=other_model_message("geom_size", what="datas[0]")):
+            mjrefresh.refresh_mjdata(r, [d])
+        return
+    mujoco.mj_forward(theirs, d)
+    want = d.sensordata.copy()
+    d.sensordata[:] = 0
+    mjrefresh.refresh_mjdata(r, [d])
+    np.testing.assert_array_equal(d.sensordata, want)
+
+
 def test_the_values_at_construction_are_what_an_mjdata_is_compared_with():
     m = robot()
     r = mjrefresh.Refresher(m, sensors=["p"], bodies=["a"], engine="exact")

@@ -40,7 +40,9 @@ _EVERY_REFRESH = (
     *("qpos0", "body_subtreemass", "opt.disableflags", "opt.enableflags"),
 )
 _CAMERA = ("cam_pos", "cam_quat", "cam_pos0", "cam_poscom0", "cam_mat0", "cam_mode", "cam_bodyid")
-_TENDON = ("wrap_type", "wrap_objid", "wrap_prm", "geom_size", "tendon_adr", "tendon_num")
+# Tendons: their paths; the sites and geoms they wrap are added where a
+# tendon wraps them (fields_read).
+_TENDON = ("wrap_type", "wrap_objid", "wrap_prm", "tendon_adr", "tendon_num")
 _GEOMETRY = (
     *("geom_type", "geom_size", "geom_dataid", "geom_group", "geom_rgba", "geom_matid"),
     *("geom_margin", "geom_gap", "mat_rgba", "body_weldid", "geom_rbound", "geom_aabb"),
@@ -176,11 +178,25 @@ def fields_read(model: mujoco.MjModel, plan: RefreshPlan) -> tuple[str, ...]:
     if contacts:
         names.update(dict.fromkeys(_COLLISION))
         names.update(dict.fromkeys(n for n in dir(model) if n.startswith(_COLLISION_PREFIXES)))
-    # Tendons wrap around sites and geoms; transmissions act at sites.
-    wraps = bool(kinds & _WRAPPING_TYPES)
-    if plan.site_ids or int(obj.mjOBJ_SITE) in objects or wraps or "INSIDESITE" in kinds:
+    # Tendons wrap around sites and geoms (a geom's size is its wrapping
+    # radius); transmissions act at sites.
+    tendons = any("wrap_type" in _BY_SENSOR_TYPE.get(kind, ()) for kind in kinds)
+    wrap = {int(t) for t in model.wrap_type} if tendons else set()
+    sites = wrap & {int(mujoco.mjtWrap.mjWRAP_SITE), int(mujoco.mjtWrap.mjWRAP_PULLEY)}
+    geoms = wrap & {int(mujoco.mjtWrap.mjWRAP_SPHERE), int(mujoco.mjtWrap.mjWRAP_CYLINDER)}
+    transmission_site = bool(kinds & _WRAPPING_TYPES)
+    if geoms:
+        names["geom_size"] = None
+    if (
+        plan.site_ids
+        or int(obj.mjOBJ_SITE) in objects
+        or sites
+        or geoms  # a wrapped geom's side site
+        or transmission_site
+        or "INSIDESITE" in kinds
+    ):
         names.update(dict.fromkeys(_SITE_FRAME))
-    if int(obj.mjOBJ_GEOM) in objects or wraps or kinds & _GEOMETRY_TYPES or contacts:
+    if int(obj.mjOBJ_GEOM) in objects or geoms or kinds & _GEOMETRY_TYPES or contacts:
         names.update(dict.fromkeys(_GEOM_FRAME))
     if int(obj.mjOBJ_BODY) in objects or camera or kinds & _INERTIA_TYPES:
         names.update(dict.fromkeys(_INERTIAL_FRAME))
