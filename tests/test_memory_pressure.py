@@ -57,9 +57,9 @@ try:
     b(ids)
     message = "refreshed"
 except MemoryError as exc:
-    message = f"MemoryError: {{exc}}"
-del hog
-print(message)
+    error, message = exc, None
+del hog  # the message is formatted with memory back (it failed once without)
+print(message or f"MemoryError: {{error}}")
 """
     )
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])

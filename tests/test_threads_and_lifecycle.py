@@ -173,10 +173,21 @@ def test_ctrl_c_is_delivered_after_the_call_returns(m):
     # Python's own handler for this test.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     start = time.perf_counter()
-    timer = threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT))
+    # The delay counts from just before the call: a Timer's own start (it
+    # waits for its thread) took over 5 ms on a loaded host, and the signal
+    # then interrupted the test before the call.
+    fire = threading.Event()
+
+    def interrupt() -> None:
+        fire.wait()
+        time.sleep(0.005)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
+            fire.set()
             r.refresh(np.arange(n), states["qpos"], states["qvel"], out)
             time.sleep(5)  # only reached if the call finished before the signal
     finally:
