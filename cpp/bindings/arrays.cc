@@ -113,13 +113,15 @@ void refuse_lazy_view(const std::string& name, nb::handle obj) {
   static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
       nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
   if (PyObject_TypeCheck(obj.ptr(), ndarray)) return;  // numpy has no lazy views
-  for (const char* bit : {"is_neg", "is_conj"}) {
-    if (method_says_true(obj, bit)) {
-      const std::string fix = bit[3] == 'n' ? ".resolve_neg()" : ".resolve_conj()";
-      type_error(name + ": the " + nb::type_name(obj.type()).c_str() + "'s " + bit +
-                 "() is True: its values are a lazy " +
-                 (bit[3] == 'n' ? "negation" : "conjugation") +
-                 " of its memory, which mjrefresh would read or write as it is; pass its " + fix +
+  struct Lazy {
+    const char *bit, *what, *fix;
+  };
+  for (const Lazy& l : {Lazy{"is_neg", "negation", ".resolve_neg()"},
+                        Lazy{"is_conj", "conjugation", ".resolve_conj()"}}) {
+    if (method_says_true(obj, l.bit)) {
+      type_error(name + ": the " + nb::type_name(obj.type()).c_str() + "'s " + l.bit +
+                 "() is True: its values are a lazy " + l.what +
+                 " of its memory, which mjrefresh would read or write as it is; pass its " + l.fix +
                  " (a resolved copy) and keep that tensor");
     }
   }

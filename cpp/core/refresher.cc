@@ -211,7 +211,6 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
     }
   });
 
-  int64_t first = -1;
   bool unrecorded = false;
   const Failure* lowest = nullptr;  // over every participant, not the one that ran out
   for (const Failure& f : failures) {
@@ -238,11 +237,8 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
   }
   for (const Failure& f : failures) {
     result.failed_rows.insert(result.failed_rows.end(), f.rows.begin(), f.rows.end());
-    if (f.first >= 0 && (first < 0 || f.first < first)) {
-      first = f.first;
-      result.message = f.message;
-    }
   }
+  if (lowest != nullptr) result.message = lowest->message;
   std::sort(result.failed_rows.begin(), result.failed_rows.end());
   return result;
 }

@@ -21,6 +21,16 @@ from ._checks import (
 from ._optional import require_mujoco_batch
 
 _INPUTS = ("qpos", "qvel", "mocap_pos", "mocap_quat", "time", "model_fields")
+# The constants mj_setConst derives (None: this MuJoCo does not list them),
+# and those of them it does not also read.
+_DERIVED: frozenset[str] | None = (
+    frozenset(mujoco.MjModel._setconst_outputs)
+    if hasattr(mujoco.MjModel, "_setconst_outputs")
+    else None
+)
+_ONLY_DERIVED = (_DERIVED or frozenset()) - frozenset(
+    getattr(mujoco.MjModel, "_setconst_inputs", ())
+)
 
 
 _Watch = tuple[list[tuple[str, np.ndarray, np.ndarray]], list[str]]
@@ -40,8 +50,6 @@ def _watched(batch: Any, refresher: Refresher) -> _Watch:
             "model for every row. Expected batch.models None"
         )
     known = require_mujoco_batch().MODEL_FIELDS  # what batch.expanded() accepts
-    derived = getattr(mujoco.MjModel, "_setconst_outputs", None)
-    only_derived = set(derived or ()) - set(getattr(mujoco.MjModel, "_setconst_inputs", ()))
     watched, probe = [], []
     for name, ours in fields_to_compare(refresher):
         per_sim = batch.expanded(name) if name in known else None
@@ -49,15 +57,15 @@ def _watched(batch: Any, refresher: Refresher) -> _Watch:
             # Structure (tree ids, actuator ids) is derived too but cannot
             # change in a batch; unknown outputs: probe every field.
             if name in known and (
-                derived is None
-                or name in derived
+                _DERIVED is None
+                or name in _DERIVED
                 and (ours.dtype.kind == "f" or name.endswith("_sameframe"))
             ):
                 probe.append(name)
             continue
         template = np.broadcast_to(ours, per_sim.shape)
         if not same_values(per_sim, template):
-            by = " (batch.set_const() derives it per simulation)" if name in only_derived else ""
+            by = " (batch.set_const() derives it per simulation)" if name in _ONLY_DERIVED else ""
             raise ValueError(
                 f"batch: model field {name} is expanded with per-simulation values{by} that the "
                 f"refresher does not take; {declare_fix(name)}"

@@ -25,7 +25,7 @@ def check(
     cols, ref = c.problem.column_index[keep], ref[:, keep]
     sd = np.asarray(c.sensordata())
     diff = np.abs(sd[np.ix_(rows, cols)] - ref)
-    err = 0.0 if not diff.size else float(diff.max()) if np.isfinite(diff).all() else float("inf")
+    err = float(diff.max(initial=0.0)) if np.isfinite(diff).all() else float("inf")
     # per sensor column, the largest error (to name what is wrong)
     col_err = np.where(np.isfinite(diff), diff, np.inf).max(axis=0)
     bad = cols[col_err > 0]
