@@ -244,3 +244,37 @@ def test_frames_and_flags_no_selected_output_reads_may_differ(legged_model):
     with_subtree = mjrefresh.Refresher(legged_model, sensors=subtree[:1], engine="exact")
     with pytest.raises(ValueError, match=other_model_message("body_sameframe", what="datas[0]")):
         mjrefresh.bind_mjdata_list(with_subtree, [d])  # it reads the inertial frames
+
+
+INSIDE = """<mujoco><worldbody><site name="zone" type="box" size=".5 .5 .5"/>
+ <body name="ball" pos=".2 0 0"><joint type="slide" axis="1 0 0"/><geom name="g" size=".1"/>
+ </body></worldbody>
+<sensor><insidesite name="in" site="zone" objtype="geom" objname="g"{enclosed}/></sensor></mujoco>"""
+
+
+@pytest.mark.skipif(
+    not hasattr(mujoco.mjtSensor, "mjSENS_INSIDESITE"), reason="no insidesite sensor"
+)
+@pytest.mark.parametrize("enclosed", ["", ' enclosed="true"'], ids=["position", "enclosed"])
+def test_an_insidesite_reads_its_geoms_shape_only_when_enclosed(enclosed):
+    # Without enclosed="true" insidesite tests the object's position only:
+    # a geom size randomised per environment is accepted, and equal to
+    # mj_forward; an enclosed one measures the shape and refuses it.
+    if enclosed and not version_at_least(3, 15):
+        pytest.skip("enclosed needs MuJoCo >= 3.15")
+    ours = mujoco.MjModel.from_xml_string(INSIDE.format(enclosed=enclosed))
+    theirs = mujoco.MjModel.from_xml_string(INSIDE.format(enclosed=enclosed))
+    theirs.geom_size[0, 0] = theirs.geom_rbound[0] = 0.45
+    r = mjrefresh.Refresher(ours, sensors=["in"], engine="exact")
+    d = mujoco.MjData(theirs)
+    d.qpos[:] = 0.1
+    if enclosed:
+        with pytest.raises(ValueError, match=other_model_message("geom_size", what="datas[0]")):
+            mjrefresh.refresh_mjdata(r, [d])
+        return
+    mujoco.mj_forward(theirs, d)
+    want = d.sensordata.copy()
+    assert want[0] == 1
+    d.sensordata[:] = 0
+    mjrefresh.refresh_mjdata(r, [d])
+    np.testing.assert_array_equal(d.sensordata, want)

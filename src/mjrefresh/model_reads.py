@@ -64,8 +64,9 @@ _COLLISION = (
     "opt.sdf_initpoints",
 )
 _COLLISION_PREFIXES = (*_GEOMETRY_PREFIXES, "pair_", "exclude_", "flex_")
-# insidesite with enclosed="true" (MuJoCo >= 3.15) measures the object
-# geom's whole shape, a mesh's vertices included.
+# insidesite with enclosed="true" (MuJoCo >= 3.15, sensor_intprm[0] = 1)
+# measures the object geom's whole shape, a mesh's vertices included;
+# without it, only the object's position (fields_read adds these only then).
 _ENCLOSED = ("geom_type", "geom_size", "geom_dataid", "geom_rbound", "geom_aabb")
 _BY_SENSOR_TYPE = {
     "CAMPROJECTION": (
@@ -83,7 +84,7 @@ _BY_SENSOR_TYPE = {
     "TENDONPOS": _TENDON,
     "RANGEFINDER": _GEOMETRY,
     "GEOMDIST": (*_GEOMETRY, "opt.ccd_tolerance", "opt.ccd_iterations"),
-    "INSIDESITE": ("site_type", "site_size", *_ENCLOSED),
+    "INSIDESITE": ("site_type", "site_size"),
     "JOINTLIMITPOS": ("jnt_range", "jnt_margin"),
     "TENDONLIMITPOS": ("tendon_range", "tendon_margin", *_TENDON),
     # mj_energyPos: gravity, joint, tendon and flex-edge springs
@@ -163,16 +164,20 @@ def fields_read(model: mujoco.MjModel, plan: RefreshPlan) -> tuple[str, ...]:
     names = dict.fromkeys((*_EVERY_REFRESH, *_int_fields(model)))
     kinds: set[str] = set()
     objects: set[int] = set()  # object and reference types of the selected sensors
+    enclosed = False  # an insidesite measuring its object geom's whole shape
     for i in plan.sensor_ids:
         kind = mujoco.mjtSensor(int(model.sensor_type[i])).name.removeprefix("mjSENS_")
         kinds.add(kind)
         names.update(dict.fromkeys(_BY_SENSOR_TYPE.get(kind, ())))
         objects.update((int(model.sensor_objtype[i]), int(model.sensor_reftype[i])))
+        enclosed |= kind == "INSIDESITE" and bool(model.sensor_intprm[i, 0])
+    if enclosed:
+        names.update(dict.fromkeys(_ENCLOSED))
     obj = mujoco.mjtObj
     camera = int(obj.mjOBJ_CAMERA) in objects
     if camera:
         names.update(dict.fromkeys(_CAMERA))
-    if kinds & _GEOMETRY_TYPES or "INSIDESITE" in kinds:
+    if kinds & _GEOMETRY_TYPES or enclosed:
         names.update(dict.fromkeys(n for n in dir(model) if n.startswith(_GEOMETRY_PREFIXES)))
     contacts = any(reads_contacts(model, i) for i in plan.sensor_ids)
     if contacts:
