@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from mjrefresh.refresher import MAX_THREADS
 from support.fuzz.cases.draws import _long_setup, setup
 from support.fuzz.cases.suite import family
 
@@ -148,7 +149,7 @@ def gen_thread_limits(rng: random.Random) -> str:
         "try:\n"
         f"    r = c.check_build(model, {{'bodies': [1], 'num_threads': {threads}, "
         f"'engine': {engine!r}}}, resources=True"
-        + (", maybe={'num_threads'}" if threads > 10**6 else "")
+        + (", maybe={'num_threads'}" if threads > MAX_THREADS else "")
         + ")\n"
         "finally:\n"
         "    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))\n"
