@@ -106,6 +106,31 @@ void check_aligned(const std::string& name, const A& a) {
   }
 }
 
+// `obj`, or a memoryview of it when it exports a buffer without strides (a
+// ctypes array: C-contiguous by definition). nanobind 3.1 reads a buffer's
+// strides unchecked (a SIGSEGV on a ctypes array); a memoryview of the same
+// memory always states them. Never a copy.
+nb::object with_strides(nb::handle obj) {
+  static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
+      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
+  if (PyObject_TypeCheck(obj.ptr(), ndarray) || PyMemoryView_Check(obj.ptr()) ||
+      !PyObject_CheckBuffer(obj.ptr())) {
+    return nb::borrow(obj);
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) throw nb::python_error();
+    PyErr_Clear();  // refused below with the message naming the argument
+    return nb::borrow(obj);
+  }
+  const bool no_strides = view.ndim > 0 && view.strides == nullptr;
+  PyBuffer_Release(&view);
+  if (!no_strides) return nb::borrow(obj);
+  PyObject* mv = PyMemoryView_FromObject(obj.ptr());
+  if (mv == nullptr) throw nb::python_error();
+  return nb::steal(mv);
+}
+
 }  // namespace
 
 void refuse_lazy_view(const std::string& name, nb::handle obj) {
@@ -184,7 +209,7 @@ std::string not_an_array(const std::string& name, const std::string& type_name, 
 InArray view_in(const std::string& name, nb::handle obj) {
   refuse_lazy_view(name, obj);
   InArray a;
-  if (!nb::try_cast(obj, a, false)) not_viewable(name, obj, false, "float64");
+  if (!nb::try_cast(with_strides(obj), a, false)) not_viewable(name, obj, false, "float64");
   check_aligned(name, a);
   return a;
 }
@@ -192,9 +217,9 @@ InArray view_in(const std::string& name, nb::handle obj) {
 OutArray view_out(const std::string& name, nb::handle obj) {
   refuse_lazy_view("out." + name, obj);
   OutArray a;
-  if (!nb::try_cast(obj, a, false)) {
+  if (!nb::try_cast(with_strides(obj), a, false)) {
     InArray ro;
-    if (nb::try_cast(obj, ro, false)) {
+    if (nb::try_cast(with_strides(obj), ro, false)) {
       value_error("out." + name + ": expected a writable array, got a read-only one");
     }
     not_viewable("out." + name, obj, true, "float64 or float32");
@@ -206,9 +231,9 @@ OutArray view_out(const std::string& name, nb::handle obj) {
 MaskArray view_mask(nb::handle obj, int64_t n) {
   refuse_lazy_view("dirty", obj);
   MaskArray mask;
-  if (!nb::try_cast(obj, mask, false)) {
+  if (!nb::try_cast(with_strides(obj), mask, false)) {
     InArray a;
-    if (!nb::try_cast(obj, a, false)) not_viewable("dirty", obj, true, "bool");
+    if (!nb::try_cast(with_strides(obj), a, false)) not_viewable("dirty", obj, true, "bool");
     if (a.dtype() != nb::dtype<bool>() || a.ndim() != 1) {
       type_error("dirty: expected a 1-D bool array, got dtype " + dtype_text(a.dtype()) +
                  " shape " + shape_of(a));

@@ -28,25 +28,6 @@ from .refresher import Refresher
 _Cache = TypeVar("_Cache", bound="CacheLifecycle")
 
 
-def _as_output(name: str, obj: Any) -> Any:
-    """Numpy view of a buffer-protocol object (memoryview, ctypes array, ...)
-    that is neither a numpy array nor a DLPack/array-interface exporter;
-    everything else is passed on unchanged (and checked later)."""
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__dlpack__"):
-        return obj
-    if hasattr(obj, "__array_interface__"):
-        return obj
-    try:
-        view = memoryview(obj)
-    except TypeError:
-        return obj  # rejected with a message naming `name` by as_array
-    if view.readonly:
-        raise ValueError(
-            f"{name}: expected a writable buffer, got a read-only {type(obj).__name__}"
-        )
-    return np.asarray(view)
-
-
 def _names(argument: str, names: Iterable[str] | str | None) -> tuple[str, ...]:
     """Output names as a tuple: None is none, one str is one name."""
     out = as_items(argument, names, (str,), "output names (str)")
@@ -138,7 +119,6 @@ class CacheLifecycle(NotCopyable):
                     f"backend_outputs: {name!r} is not one of the supplied output arrays "
                     f"{tuple(sorted(outputs))}"
                 )
-        outputs = {k: _as_output(k, v) for k, v in outputs.items()}
         out = refresher.outputs(n, dtype, **outputs)
         # Full validation (dtypes, shapes, strides, writability, overlaps),
         # by the native core, once, on these very arrays; every refresh

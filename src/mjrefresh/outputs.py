@@ -104,11 +104,28 @@ def exporter(obj: Any) -> Any:
     return _EXPORTERS.get(id(obj)) if isinstance(obj, np.ndarray) else obj
 
 
+def _buffer_view(name: str, obj: Any, written: bool) -> np.ndarray:
+    """Numpy view of a buffer-protocol object (a memoryview, a ctypes array,
+    an ``array.array``), or the TypeError naming `name`. Through a
+    memoryview: it always states its strides (a ctypes array exports none)."""
+    try:
+        buffer = memoryview(obj)
+        view = np.asarray(buffer)
+    except (TypeError, ValueError, BufferError):  # no buffer, or items numpy cannot read
+        raise TypeError(_core.not_an_array(name, type(obj).__name__, written)) from None
+    if written and buffer.readonly:
+        raise ValueError(
+            f"{name}: expected a writable buffer, got a read-only {type(obj).__name__}"
+        )
+    return view
+
+
 def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
     """View `obj` as a numpy array without copying, or raise TypeError.
 
-    Accepts numpy arrays, objects exporting DLPack (torch CPU tensors, ...)
-    and objects with ``__array_interface__``. Never copies: a copy of an
+    Accepts numpy arrays, objects exporting DLPack (torch CPU tensors, ...),
+    objects with ``__array_interface__`` and buffer-protocol objects
+    (memoryview, ctypes arrays, ``array.array``). Never copies: a copy of an
     output (`written`) would silently receive the results instead of the
     caller's array. The error text is the native core's.
     """
@@ -120,10 +137,10 @@ def as_array(name: str, obj: Any, written: bool = False) -> np.ndarray:
             view = np.from_dlpack(obj)
         except (BufferError, TypeError, RuntimeError, ValueError, AttributeError) as exc:
             raise TypeError(f"{name}: cannot view {type(obj).__name__} in place ({exc})") from None
-    elif not viewable(obj):
-        raise TypeError(_core.not_an_array(name, type(obj).__name__, written))
+    elif hasattr(obj, "__array_interface__"):
+        view = np.asarray(obj)
     else:
-        view = np.asarray(obj)  # __array_interface__
+        view = _buffer_view(name, obj, written)
     _EXPORTERS[id(view)] = obj
     weakref.finalize(view, _EXPORTERS.pop, id(view), None)
     return view
