@@ -285,3 +285,21 @@ def test_items_of_a_row_closer_than_their_width_are_rejected():
             mjrefresh.RefreshOutputs(body_pos=body_pos),
         )
     assert (buf == SENTINEL).all()
+
+
+@pytest.mark.parametrize("reader", ["body_pos", "sensor"])
+def test_a_cache_read_whose_env_ids_view_its_own_storage_reads_the_rows_asked(reader):
+    # The ids lived in a row the read's refresh writes: the read indexed with
+    # the values the refresh left there (row 0 twice for ids [7, 1]).
+    r = mjrefresh.Refresher(MODEL, bodies=("b",), sensors=("fp", "gyro"))
+    cache = mjrefresh.bind_arrays(r, STATES["qpos"], STATES["qvel"])
+    cache.refresh_dirty_rows()
+    expected = {"body_pos": cache.body_pos("b")[[7, 1]].copy()}
+    expected["sensor"] = cache.sensor("gyro")[[7, 1]].copy()
+    ids = cache.storage.body_pos[7, 0, :2].view(np.int64)
+    ids[:] = [7, 1]
+    cache.mark_stepped()
+    read = cache.body_pos if reader == "body_pos" else cache.sensor
+    got = read("b" if reader == "body_pos" else "gyro", env_ids=ids)
+    np.testing.assert_array_equal(got, expected[reader])
+    r.close()

@@ -320,6 +320,14 @@ class CacheLifecycle(NotCopyable):
     def _prepare(self, env_ids: RowsLike) -> int | slice | np.ndarray | None:
         """Validate `env_ids`, refresh what a read of them needs, count the read."""
         rows = None if env_ids is None else normalize_rows("env_ids", env_ids, self._n)
+        if (
+            isinstance(rows, np.ndarray)
+            and self._maybe_dirty
+            and (rows is env_ids or rows.base is not None)
+        ):
+            # The caller's ids may view an output the refresh below writes
+            # (a cache's own storage): index with the ids as they were asked.
+            rows = rows.copy()
         stats = self._stats
         stats.reads += 1
         if self._frozen or not self._maybe_dirty or self._refresh_needed(rows) == 0:
