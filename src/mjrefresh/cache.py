@@ -135,9 +135,11 @@ class StateCache(CacheLifecycle):
         def col(b: str | int) -> int:
             k = self._body_col.get(b)
             if k is None:
-                hint = (
-                    did_you_mean(b, self._refresher.plan.body_names) if isinstance(b, str) else ""
-                )
+                plan = self._refresher.plan
+                hint = did_you_mean(b, plan.body_names) if isinstance(b, str) else ""
+                if b in plan.body_names:  # a label "#<id>" that another body is named
+                    bid = plan.body_ids[plan.body_names.index(b)]
+                    hint = f"; the refresher's {b!r} is unnamed body {bid}: read it by id"
                 raise ValueError(
                     f"bodies: {b!r} is not one of the refresher's bodies "
                     f"{self._refresher.plan.body_names}{hint}"

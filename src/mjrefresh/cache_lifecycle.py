@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+import mujoco
 import numpy as np
 
 from ._not_copyable import NotCopyable
@@ -26,6 +27,15 @@ from .plan import as_items
 from .refresher import Refresher
 
 _Cache = TypeVar("_Cache", bound="CacheLifecycle")
+
+
+def _finds(model: mujoco.MjModel, objtype: mujoco.mjtObj, oid: int, label: str) -> bool:
+    """Whether a read by the name `label` means object `oid`: its model name,
+    or the plan's ``#<id>`` label of an unnamed object unless another object
+    is really named so (a body named "#2" is not unnamed body 2)."""
+    if mujoco.mj_id2name(model, objtype, oid):
+        return True
+    return mujoco.mj_name2id(model, objtype, label) < 0
 
 
 def _names(argument: str, names: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -143,8 +153,11 @@ class CacheLifecycle(NotCopyable):
         arguments are memoised in ``_bodies_cache`` (at most 256 keys)."""
         plan, model = self._refresher.plan, self._refresher.model
         self._body_col: dict[str | int, int] = {}
+        body, sensor = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_SENSOR
         for k, (bid, bname) in enumerate(zip(plan.body_ids, plan.body_names, strict=True)):
-            self._body_col[bid] = self._body_col[bname] = k
+            self._body_col[bid] = k
+            if _finds(model, body, bid, bname):
+                self._body_col[bname] = k
         self._bodies_cache: dict[Any, Any] = {}
         self._sensor_cols: dict[str | int, slice] = {}
         for sid, sname in zip(plan.sensor_ids, plan.sensor_names, strict=True):
@@ -153,7 +166,9 @@ class CacheLifecycle(NotCopyable):
                 any(a <= c < b for a, b in plan.column_ranges) for c in range(adr, adr + dim)
             )
             if covered:
-                self._sensor_cols[sid] = self._sensor_cols[sname] = slice(adr, adr + dim)
+                self._sensor_cols[sid] = slice(adr, adr + dim)
+                if _finds(model, sensor, sid, sname):
+                    self._sensor_cols[sname] = slice(adr, adr + dim)
 
     # ------------------------------------------------------------------ info
     @property
