@@ -94,7 +94,11 @@ def assert_untouched(out):
             r"mask of length N, got NoneType$",
         ),
         (dict(rows={0, 1}), TypeError, r"^rows: expected int row ids .*, got set$"),
-        (dict(rows=8), ValueError, r"rows: expected row ids in \[0, 8\), got 8 at position 0"),
+        (dict(rows=8), ValueError, r"rows: expected row ids in \[0, 8\), got 8$"),
+        # ints past int64 name the argument too (an OverflowError named nothing)
+        (dict(rows=2**70), ValueError, rf"rows: expected row ids in \[0, 8\), got {2**70}$"),
+        (dict(rows=np.uint64(2**63)), ValueError, rf"rows: expected row ids in \[0, 8\), got {2**63}$"),
+        (dict(rows=[1, -(2**70)]), ValueError, rf"rows: expected row ids in \[0, 8\), got -{2**70}$"),
     ],
 )
 def test_bad_call_arguments(setup, change, exc, match):
@@ -355,6 +359,8 @@ def test_unsigned_row_ids_beyond_int64_are_out_of_range(setup):
         ValueError, match=r"rows: expected row ids in \[0, 8\), got 18446744073709551615"
     ):
         r.refresh(np.array([0, 2**64 - 1], np.uint64), st["qpos"], st["qvel"], out)
+    with pytest.raises(ValueError, match=rf"rows: expected row ids in \[0, 8\), got {2**64 - 1}$"):
+        r.bind(st["qpos"], st["qvel"], out)(2**64 - 1)
     assert_untouched(out)
 
 

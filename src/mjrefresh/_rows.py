@@ -127,7 +127,10 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         ids = np.arange(start, stop, step, dtype=np.int64)
         return np.ascontiguousarray(ids[::-1]) if step < 0 else ids  # ascending, as the core takes
     if form.bounds == "native" and is_int(rows):
-        return np.array([int(rows)], dtype=np.int64)  # its bounds: the native core
+        r = int(rows)  # any size: checked here, before it must fit an int64
+        if not 0 <= r < n:
+            raise ValueError(f"{name}: expected row ids in [0, {n}), got {r}")
+        return np.array([r], dtype=np.int64)
     if form.any_array_like or isinstance(rows, (list, tuple, range)):
         try:
             a = np.asarray(rows)
@@ -141,6 +144,10 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         raise TypeError(f"{name}: expected {form.accepts}, got {type(rows).__name__}")
     if a.ndim != 1:
         raise ValueError(f"{name}: expected {form.shape_expected}, got shape {a.shape}")
+    if a.dtype == object and a.size and all(is_int(x) for x in a.tolist()):
+        # numpy keeps ints past 64 bits as objects: out of range whatever N is
+        bad = next(int(x) for x in a.tolist() if not 0 <= int(x) < n)
+        raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
     if a.dtype == np.bool_:
         if a.shape[0] != n:
             raise ValueError(
