@@ -5,6 +5,7 @@ MuJoCo 4.0: it pins mujoco==3.11.0)."""
 from __future__ import annotations
 
 import copy
+import threading
 
 import mujoco
 import numpy as np
@@ -290,6 +291,21 @@ def test_drop_in_errors(legged_model, batch):
             drop_in.refresh_sensor_range(None, (0, 3, 4, 5))
     with pytest.raises(TypeError, match="batch: expected mjbatch.Batch"):
         mjrefresh.MjbatchSensorRefresher(object())
+
+
+def test_drop_in_refuses_to_refresh_once_closed(legged_model, batch):
+    # It planned a new refresher (new worker threads nothing closed) instead.
+    with mjrefresh.MjbatchSensorRefresher(batch, num_threads=2) as drop_in:
+        drop_in.refresh_sensor_ranges(None, (0, 3))
+    threads = threading.active_count()
+    for call in (
+        lambda: drop_in.refresh_sensor_ranges(None, (0, 3)),
+        lambda: drop_in.refresh_sensor_range(np.array([1]), (3, 6)),
+    ):
+        with pytest.raises(RuntimeError, match="^MjbatchSensorRefresher is closed$"):
+            call()
+    assert drop_in.planned_ranges == [] and threading.active_count() == threads
+    drop_in.close()  # idempotent
 
 
 def test_drop_in_rejects_sensors_it_cannot_compute():

@@ -220,6 +220,7 @@ class MjbatchSensorRefresher(NotCopyable):
             if int(m.sensor_needstage[i]) == mujoco.mjtStage.mjSTAGE_ACC
         ]
         self._state = _mjbatch_inputs(batch, _input_names(m, needs_time=True))
+        self._closed = False
 
     def _ranges(self, sensor_ranges: Any) -> tuple[tuple[int, int], ...]:
         if sensor_ranges is None:  # mjbatch-uni raises ValueError here too
@@ -307,6 +308,8 @@ class MjbatchSensorRefresher(NotCopyable):
         n = self._batch.num_sims
         rows = None if ids is None else row_ids("ids", ids, n, SIM_IDS)
         with self._lock:
+            if self._closed:  # planning anew would start threads nothing closes
+                raise RuntimeError("MjbatchSensorRefresher is closed")
             bound = self._bound_for(ranges)
             if bound is None:
                 return
@@ -326,8 +329,10 @@ class MjbatchSensorRefresher(NotCopyable):
             return list(self._plans)
 
     def close(self) -> None:
-        """Stop the worker threads of every planned refresher (idempotent)."""
+        """Stop the worker threads of every planned refresher (idempotent);
+        a later refresh raises ``RuntimeError``."""
         with self._lock:
+            self._closed = True
             for plan in self._plans.values():
                 if plan is not None:
                     plan[0].close()
