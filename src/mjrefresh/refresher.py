@@ -117,7 +117,9 @@ class Refresher(NotCopyable):
         num_threads: participants per call, including the calling thread;
             0 means all logical CPUs of this process.
         cpu_ids: optional Linux CPU ids; participant i runs on
-            ``cpu_ids[i % len(cpu_ids)]``.
+            ``cpu_ids[i % len(cpu_ids)]``: worker threads for their life,
+            the calling thread (participant 0) during each call only (its
+            own affinity is restored when the call returns).
         model_fields: names of mjModel fields whose values differ per
             environment (domain randomisation), e.g. ``("body_pos",
             "body_mass")``; every call then passes them in ``model_fields=``
