@@ -62,6 +62,11 @@ def test_info_names_versions_cpus_and_backends():
     assert "native core" in out and "optimized" in out
     assert "backend: mjbatch-uni (bind_mjbatch)" in out
     assert "backend: mujoco.batch (bind_mujoco_batch)" in out
+    # every backend binding the package exports has its line
+    bindings = [n for n in mjrefresh.__all__ if n.startswith(("bind_", "attach_"))]
+    backend_lines = [line for line in out.splitlines() if line.startswith("backend:")]
+    for name in bindings:
+        assert any(f"{name})" in line for line in backend_lines), (name, backend_lines)
 
 
 def test_plan_compact_on_an_unseen_model(robot_xml: Path):

@@ -41,6 +41,8 @@ def _backends() -> list[tuple[str, str]]:
     mjbatch = _version("mjbatch-uni")
     has_batch = importlib.util.find_spec("mujoco.batch") is not None
     torch = _version("torch")
+    uni_runtime = _version("mujoco-uni-runtime")
+    unisim = _version("unisim-core")
     return [
         ("arrays (bind_arrays)", "yes (numpy)"),
         ("list of MjData (bind_mjdata_list)", "yes"),
@@ -51,6 +53,19 @@ def _backends() -> list[tuple[str, str]]:
         (
             "mujoco.batch (bind_mujoco_batch)",
             "yes" if has_batch else f"no: needs MuJoCo >= 4.0 (installed {mujoco.__version__})",
+        ),
+        (
+            "state vectors (bind_state)",
+            "yes (mujoco.rollout; "
+            + (
+                f"mujoco-uni-runtime {uni_runtime})"
+                if uni_runtime
+                else "mujoco-uni-runtime: pip install mujoco-uni-runtime)"
+            ),
+        ),
+        (
+            "unisim-core (attach_unisim)",
+            f"yes ({unisim})" if unisim else "no: pip install unisim-core",
         ),
         ("torch CPU tensors as outputs", f"yes ({torch})" if torch else "no: pip install torch"),
     ]
