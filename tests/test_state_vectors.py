@@ -216,3 +216,23 @@ def test_a_model_without_dofs_has_empty_qpos_and_qvel():
         cache = mjrefresh.bind_state(r, states, spec)
         np.testing.assert_array_equal(cache.body_pos("mc")[:, 0], [0.0, 1.0, 2.0])
         np.testing.assert_array_equal(cache.sensor("fp")[:, 0], [0.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("lead", [(0,), (3, 0)])
+def test_no_rows_give_empty_views_and_a_cache_is_refused_naming_states(lead):
+    # numpy gives an empty array strides of 0: they were read as a
+    # non-contiguous last axis ("got stride 0 bytes").
+    m = rich_model()
+    spec = MOCAP_SPEC
+    states = np.zeros((*lead, mujoco.mj_stateSize(m, spec)))
+    views = mjrefresh.state_views(m, states, spec)
+    assert views["qpos"].shape == (0, m.nq) and views["qvel"].shape == (0, m.nv)
+    assert views["time"].shape == (0,) and views["mocap_quat"].shape == (0, m.nmocap, 4)
+    with mjrefresh.Refresher(m, bodies=[1], num_threads=2) as r:
+        qpos, qvel = views.pop("qpos"), views.pop("qvel")
+        assert r.refresh(np.arange(0), qpos, qvel, r.outputs(0), **views) == 0
+        with pytest.raises(
+            ValueError,
+            match=rf"^states: expected at least one row .*, got shape \({', '.join(map(str, states.shape))}\)$",
+        ):
+            mjrefresh.bind_state(r, states, spec)

@@ -80,7 +80,10 @@ def _rows(
         expected = " or ".join(np.dtype(d).name for d in dtypes)
         raise TypeError(f"{name}: expected dtype {expected}, got {a.dtype}")
     # The views of the components inherit this layout; the core would report
-    # a bad one on them (qpos, ...), which the caller never passed.
+    # a bad one on them (qpos, ...), which the caller never passed. An empty
+    # array has none (numpy gives np.zeros((0, n)) strides (0, 0)).
+    if a.size == 0:
+        return a.reshape(-1, width)
     if width > 1 and a.strides[-1] != a.itemsize:
         raise ValueError(
             f"{name}: its last axis must be contiguous (stride {a.itemsize} bytes), got stride "
@@ -236,6 +239,11 @@ def bind_state(
             (np.float64, np.float32),
         )
     qpos = views.pop("qpos")
+    if qpos.shape[0] == 0:  # StateCache would name its num_envs, which the caller never gave
+        raise ValueError(
+            "states: expected at least one row (a cache of N >= 1 environments), "
+            f"got shape {np.shape(states)}"
+        )
     return StateCache(
         refresher,
         qpos.shape[0],
