@@ -78,7 +78,13 @@ extern "C" void* _mjPRIVATE_setTlsLogHandler(void*);
 extern "C" void* _mjPRIVATE_getGlobalLogHandler(void);
 int main() { return _mjPRIVATE_setTlsLogHandler(0) == _mjPRIVATE_getGlobalLogHandler(); }
 ]=] MJREFRESH_MUJOCO_${version}_HAS_TLS_LOG_HANDLER)
-  if(NOT MJREFRESH_MUJOCO_${version}_HAS_TLS_LOG_HANDLER)
+  if(NOT MJREFRESH_MUJOCO_${version}_HAS_TLS_LOG_HANDLER AND version VERSION_LESS 3.10.0)
+    message(FATAL_ERROR
+      "MuJoCo ${version} is not supported: releases before 3.10.0 have no unified log "
+      "handler (_mjPRIVATE_setTlsLogHandler), which cpp/core/mujoco_error_trap.cc uses to turn "
+      "MuJoCo errors in worker threads into per-row failures. Install MuJoCo 3.10.0 or newer "
+      "(the releases in src/mjrefresh/mujoco_releases.txt have a prebuilt core).")
+  elseif(NOT MJREFRESH_MUJOCO_${version}_HAS_TLS_LOG_HANDLER)
     message(FATAL_ERROR
       "${library} does not export _mjPRIVATE_setTlsLogHandler / "
       "_mjPRIVATE_getGlobalLogHandler, which cpp/core/mujoco_error_trap.cc uses to turn "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -97,3 +98,34 @@ def test_isolated_pip_install_fails_fast_with_the_fix(tmp_path):
     assert lines[block + 1].startswith(NO_MUJOCO), lines
     assert not any("CMake" in ln for ln in lines), lines
     assert elapsed < 120, elapsed  # build dependencies come from the pip cache
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        ("3.9.0", "MuJoCo 3.9.0 is not supported: releases before 3.10.0 have no unified log"),
+        ("4.9.0", "This MuJoCo release renamed or removed them: update mujoco_error_trap.cc"),
+    ],
+)
+def test_cmake_refuses_a_libmujoco_without_the_log_handler_saying_why(tmp_path, version, says):
+    # A library that exports neither function (libm) stands for such a libmujoco.
+    libm = next(
+        (p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6") if Path(p).exists()),
+        None,
+    )
+    cmake = shutil.which("cmake")
+    if libm is None or cmake is None:
+        pytest.skip("needs cmake and libm.so.6 at a known path")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(probe CXX)\n"
+        f'include("{ROOT / "cmake" / "MuJoCoCores.cmake"}")\n'
+        f'mjrefresh_check_log_handler_exports("{libm}" "{version}")\n'
+    )
+    proc = subprocess.run(
+        [cmake, "-S", str(tmp_path), "-B", str(tmp_path / "build")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    assert says in " ".join(proc.stderr.split()), proc.stderr

@@ -83,20 +83,33 @@ def test_the_installed_mujoco_runs_its_own_core():
 
 
 def test_unsupported_release_message_names_installed_supported_and_source_build():
-    message = _native.unsupported_message("3.9.0", VERSIONS)
+    message = _native.unsupported_message("4.9.0", VERSIONS)
     first = message.splitlines()[0]
     assert first.startswith(
-        "mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 3.9.0; "
+        "mjrefresh's prebuilt wheel has no native core for the installed MuJoCo 4.9.0; "
         "it supports MuJoCo 3.10.0, 3.11.0, 3.12.0, "
     )
     assert ", ".join(VERSIONS) in first
     assert first.endswith(
-        "build mjrefresh from source against MuJoCo 3.9.0: pip install nanobind "
+        "build mjrefresh from source against MuJoCo 4.9.0: pip install nanobind "
         "scikit-build-core && pip install --no-build-isolation --force-reinstall --no-deps "
         "<mjrefresh source directory or sdist>"
     )
     for r in RELEASES:
         assert f"  {r.version}: pip install {r.install}" in message
+
+
+@pytest.mark.parametrize("old", ["3.9.0", "3.5.0", "2.3.7"])
+def test_a_release_before_the_oldest_is_not_told_to_build_from_source(old):
+    # CMake refuses its libmujoco (no log handler): a source build cannot work.
+    first = _native.unsupported_message(old, VERSIONS).splitlines()[0]
+    assert "source" not in first.replace("a source build refuses them too", "")
+    assert first.endswith(
+        f"Install one of those (releases before {VERSIONS[0]} lack the log handler mjrefresh "
+        "turns MuJoCo errors in worker threads with, so a source build refuses them too)"
+    )
+    with pytest.raises(ImportError, match=rf"runs MuJoCo {old}\. Fix: install the MuJoCo it was built for \(pip install mujoco==3\.11\.0\); releases before"):
+        _native.check_versions("3.11.0", old)
 
 
 def test_prebuilt_selector_refuses_a_release_without_core():

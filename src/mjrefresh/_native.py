@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -34,12 +35,39 @@ SOURCE_BUILD = (
 )
 
 
+#: Why no build of mjrefresh takes a MuJoCo older than the oldest supported
+#: release (CMake refuses its libmujoco; docs/mujoco-releases.md).
+_TOO_OLD = (
+    "releases before {oldest} lack the log handler mjrefresh turns MuJoCo errors in "
+    "worker threads with, so a source build refuses them too"
+)
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    """(3, 9, 0) for "3.9.0" (a suffix such as ".dev1" or "rc1" is ignored)."""
+    digits = (re.match(r"\d+", part) for part in version.split(".")[:3])
+    return tuple(int(d.group()) if d else 0 for d in digits)
+
+
+def _too_old(runtime: str) -> bool:
+    """Whether `runtime` predates every supported release (no build can take it)."""
+    return _release_key(runtime) < _release_key(supported_releases()[0].version)
+
+
 def check_versions(built: str, runtime: str) -> None:
     """Raise ImportError unless the build-time and run-time MuJoCo agree."""
     if built != runtime:
+        fix = _FIX.format(built=built)
+        if _too_old(runtime):
+            oldest = supported_releases()[0].version
+            fix = (
+                f"Fix: install the MuJoCo it was built for (pip install mujoco=={built}); "
+                + _TOO_OLD.format(oldest=oldest)
+                + "."
+            )
         raise ImportError(
             f"mjrefresh's native core was built for MuJoCo {built}, but this process "
-            f"runs MuJoCo {runtime}. " + _FIX.format(built=built)
+            f"runs MuJoCo {runtime}. " + fix
         )
 
 
@@ -47,13 +75,19 @@ def unsupported_message(runtime: str, available: tuple[str, ...]) -> str:
     """The ImportError text of the prebuilt wheel for a MuJoCo it has no core for.
 
     The first line names the installed release, the supported ones and the
-    source-build command; the next lines say how to install each release.
+    source-build command (or, for a release older than every supported one,
+    why no build takes it); the next lines say how to install each release.
     """
     installs = {r.version: r.install for r in supported_releases()}
+    fix = (
+        "Install one of those (" + _TOO_OLD.format(oldest=supported_releases()[0].version) + ")"
+        if _too_old(runtime)
+        else f"Install one of those, or build mjrefresh from source against MuJoCo {runtime}: "
+        + SOURCE_BUILD
+    )
     lines = [
         f"mjrefresh's prebuilt wheel has no native core for the installed MuJoCo {runtime}; "
-        f"it supports MuJoCo {', '.join(available)}. Install one of those, or build "
-        f"mjrefresh from source against MuJoCo {runtime}: {SOURCE_BUILD}",
+        f"it supports MuJoCo {', '.join(available)}. {fix}",
         "Install a supported MuJoCo with:",
     ]
     lines += [f"  {v}: pip install {installs.get(v, f'mujoco=={v}')}" for v in available]
