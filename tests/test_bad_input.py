@@ -97,8 +97,16 @@ def assert_untouched(out):
         (dict(rows=8), ValueError, r"rows: expected row ids in \[0, 8\), got 8$"),
         # ints past int64 name the argument too (an OverflowError named nothing)
         (dict(rows=2**70), ValueError, rf"rows: expected row ids in \[0, 8\), got {2**70}$"),
-        (dict(rows=np.uint64(2**63)), ValueError, rf"rows: expected row ids in \[0, 8\), got {2**63}$"),
-        (dict(rows=[1, -(2**70)]), ValueError, rf"rows: expected row ids in \[0, 8\), got -{2**70}$"),
+        (
+            dict(rows=np.uint64(2**63)),
+            ValueError,
+            rf"rows: expected row ids in \[0, 8\), got {2**63}$",
+        ),
+        (
+            dict(rows=[1, -(2**70)]),
+            ValueError,
+            rf"rows: expected row ids in \[0, 8\), got -{2**70}$",
+        ),
     ],
 )
 def test_bad_call_arguments(setup, change, exc, match):

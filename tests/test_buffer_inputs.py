@@ -96,7 +96,9 @@ def test_memoryviews_are_taken_by_bind_arrays_and_outputs_alike(model, states):
 def test_a_read_only_buffer_is_refused_as_an_output(model):
     r = mjrefresh.Refresher(model, sensor_ranges=[(68, 328)], num_threads=1)
     frozen = bytes(N * model.nsensordata * 8)
-    with pytest.raises(ValueError, match=r"sensordata: expected a writable buffer, got a read-only memoryview"):
+    with pytest.raises(
+        ValueError, match=r"sensordata: expected a writable buffer, got a read-only memoryview"
+    ):
         r.outputs(N, sensordata=memoryview(frozen).cast("d", (N, model.nsensordata)))
     with pytest.raises(TypeError, match=r"sensordata: expected a numpy array .* got object"):
         r.outputs(N, sensordata=object())

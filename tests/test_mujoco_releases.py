@@ -108,7 +108,10 @@ def test_a_release_before_the_oldest_is_not_told_to_build_from_source(old):
         f"Install one of those (releases before {VERSIONS[0]} lack the log handler mjrefresh "
         "turns MuJoCo errors in worker threads with, so a source build refuses them too)"
     )
-    with pytest.raises(ImportError, match=rf"runs MuJoCo {old}\. Fix: install the MuJoCo it was built for \(pip install mujoco==3\.11\.0\); releases before"):
+    with pytest.raises(
+        ImportError,
+        match=rf"runs MuJoCo {old}\. Fix: install the MuJoCo it was built for \(pip install mujoco==3\.11\.0\); releases before",
+    ):
         _native.check_versions("3.11.0", old)
 
 
