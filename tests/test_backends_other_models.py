@@ -185,21 +185,32 @@ TENDON = """<mujoco><worldbody><site name="anchor" pos="0 0 2"/>
 def test_a_geom_size_is_read_only_where_a_tendon_wraps_a_geom(wrap):
     # geom_size is a wrapping radius: a tendon between sites does not read
     # it (randomising it was refused with nothing to declare).
-    ours = mujoco.MjModel.from_xml_string(TENDON.format(wrap=wrap))
-    theirs = mujoco.MjModel.from_xml_string(TENDON.format(wrap=wrap))
-    theirs.geom_size[0, 0] = 0.2
-    r = mjrefresh.Refresher(ours, sensors=["len"], engine="exact")
+    refresh_a_bigger_geom(TENDON.format(wrap=wrap), "len", 0.4, size=0.2, refused=bool(wrap))
+
+
+def refresh_a_bigger_geom(
+    xml: str, sensor: str, qpos: float, size: float, refused: bool
+) -> np.ndarray | None:
+    """Refresh `sensor` in an MjData of `xml` whose geom 0 has radius `size`
+    by a Refresher of `xml` as written: refused naming geom_size when
+    `refused`, else equal to mj_forward (the sensordata returned)."""
+    ours = mujoco.MjModel.from_xml_string(xml)
+    theirs = mujoco.MjModel.from_xml_string(xml)
+    theirs.geom_size[0, 0] = size
+    theirs.geom_rbound[0] = max(theirs.geom_rbound[0], size)
+    r = mjrefresh.Refresher(ours, sensors=[sensor], engine="exact")
     d = mujoco.MjData(theirs)
-    d.qpos[:] = 0.4
-    if wrap:
+    d.qpos[:] = qpos
+    if refused:
         with pytest.raises(ValueError, match=other_model_message("geom_size", what="datas[0]")):
             mjrefresh.refresh_mjdata(r, [d])
-        return
+        return None
     mujoco.mj_forward(theirs, d)
     want = d.sensordata.copy()
     d.sensordata[:] = 0
     mjrefresh.refresh_mjdata(r, [d])
     np.testing.assert_array_equal(d.sensordata, want)
+    return want
 
 
 def test_the_values_at_construction_are_what_an_mjdata_is_compared_with():
@@ -262,19 +273,7 @@ def test_an_insidesite_reads_its_geoms_shape_only_when_enclosed(enclosed):
     # mj_forward; an enclosed one measures the shape and refuses it.
     if enclosed and not version_at_least(3, 15):
         pytest.skip("enclosed needs MuJoCo >= 3.15")
-    ours = mujoco.MjModel.from_xml_string(INSIDE.format(enclosed=enclosed))
-    theirs = mujoco.MjModel.from_xml_string(INSIDE.format(enclosed=enclosed))
-    theirs.geom_size[0, 0] = theirs.geom_rbound[0] = 0.45
-    r = mjrefresh.Refresher(ours, sensors=["in"], engine="exact")
-    d = mujoco.MjData(theirs)
-    d.qpos[:] = 0.1
-    if enclosed:
-        with pytest.raises(ValueError, match=other_model_message("geom_size", what="datas[0]")):
-            mjrefresh.refresh_mjdata(r, [d])
-        return
-    mujoco.mj_forward(theirs, d)
-    want = d.sensordata.copy()
-    assert want[0] == 1
-    d.sensordata[:] = 0
-    mjrefresh.refresh_mjdata(r, [d])
-    np.testing.assert_array_equal(d.sensordata, want)
+    want = refresh_a_bigger_geom(
+        INSIDE.format(enclosed=enclosed), "in", 0.1, size=0.45, refused=bool(enclosed)
+    )
+    assert want is None or want[0] == 1
