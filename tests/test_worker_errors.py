@@ -60,3 +60,27 @@ def test_bindings_error_reporting_still_works(m):
         r.refresh(np.arange(N), states["qpos"], states["qvel"], r.outputs(N))
     with pytest.raises(mujoco.FatalError, match="stack overflow"):
         mujoco.mj_forward(m, d)
+
+
+RAY_XML = """<mujoco><worldbody><geom type="plane" size="1 1 1"/>
+  <body pos="0 0 1"><freejoint/><geom size=".1"/><site name="s" pos=".05 0 0" quat="1 1 0 0"/>
+  </body></worldbody><sensor><rangefinder name="rf" site="s"/></sensor></mujoco>"""
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_the_message_is_mujocos_own_with_the_function_it_names(num_threads):
+    # An error raised with mjERROR names its function apart from the text;
+    # the message dropped it ("vector length is too small", not "mj_ray: ...").
+    ray = mujoco.MjModel.from_xml_string(RAY_XML)
+    ray.site_quat[0] = 0  # a zero rangefinder direction
+    d = mujoco.MjData(ray)
+    with pytest.raises(mujoco.FatalError) as theirs:
+        mujoco.mj_forward(ray, d)
+    assert str(theirs.value) == "mj_ray: vector length is too small"
+    with mjrefresh.Refresher(ray, sensors=["rf"], num_threads=num_threads) as r:
+        with pytest.raises(
+            mjrefresh.RefreshError,
+            match=r"^MuJoCo error while refreshing row 0: mj_ray: vector length is too small "
+            r"\(2 other rows also failed\)",
+        ):
+            r.refresh(np.arange(3), np.tile(ray.qpos0, (3, 1)), np.zeros((3, ray.nv)), r.outputs(3))

@@ -4,6 +4,7 @@
 
 #include <csetjmp>
 #include <cstdio>
+#include <cstring>
 
 // Exported by libmujoco (>= 3.11) and used by the official Python bindings to
 // intercept errors per thread; not declared in the public headers.
@@ -21,7 +22,16 @@ thread_local bool tls_scope_active = false;  // a TrapScope installed the handle
 
 void trap_handler(const mjLogMessage* msg) {
   if (msg->level >= mjLOG_ERROR && tls_jump != nullptr) {
-    std::snprintf(tls_message, sizeof(tls_message), "%s", msg->subject);
+    // mjERROR names its function in `func`, not in the subject: prefix it as
+    // MuJoCo's own handlers print it ("mj_ray: vector length is too small");
+    // an older mju_error("mj_stackAlloc: ...") already carries it.
+    const char* func = msg->func;
+    const std::size_t len = func != nullptr ? std::strlen(func) : 0;
+    if (len > 0 && !(std::strncmp(msg->subject, func, len) == 0 && msg->subject[len] == ':')) {
+      std::snprintf(tls_message, sizeof(tls_message), "%s: %s", func, msg->subject);
+    } else {
+      std::snprintf(tls_message, sizeof(tls_message), "%s", msg->subject);
+    }
     std::longjmp(*tls_jump, 1);
   }
   if (mjfLogHandler global = _mjPRIVATE_getGlobalLogHandler()) global(msg);
