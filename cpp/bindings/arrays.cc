@@ -21,6 +21,14 @@ std::string attr_text(nb::handle obj, const char* attr) {
   }
 }
 
+// Whether `obj` is a numpy.ndarray (or a subclass).
+bool is_ndarray(nb::handle obj) {
+  // numpy.ndarray, kept for the process (a type outlives every caller).
+  static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
+      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
+  return PyObject_TypeCheck(obj.ptr(), ndarray);
+}
+
 // Whether `obj.method()` exists and returns True (False when it raises an
 // ordinary error).
 bool method_says_true(nb::handle obj, const char* method) {
@@ -111,10 +119,7 @@ void check_aligned(const std::string& name, const A& a) {
 // strides unchecked (a SIGSEGV on a ctypes array); a memoryview of the same
 // memory always states them. Never a copy.
 nb::object with_strides(nb::handle obj) {
-  static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
-      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
-  if (PyObject_TypeCheck(obj.ptr(), ndarray) || PyMemoryView_Check(obj.ptr()) ||
-      !PyObject_CheckBuffer(obj.ptr())) {
+  if (is_ndarray(obj) || PyMemoryView_Check(obj.ptr()) || !PyObject_CheckBuffer(obj.ptr())) {
     return nb::borrow(obj);
   }
   Py_buffer view;
@@ -134,10 +139,7 @@ nb::object with_strides(nb::handle obj) {
 }  // namespace
 
 void refuse_lazy_view(const std::string& name, nb::handle obj) {
-  // numpy.ndarray, kept for the process (a type outlives every caller).
-  static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
-      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
-  if (PyObject_TypeCheck(obj.ptr(), ndarray)) return;  // numpy has no lazy views
+  if (is_ndarray(obj)) return;  // numpy has no lazy views
   struct Lazy {
     const char *bit, *what, *fix;
   };
