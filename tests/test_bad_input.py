@@ -97,6 +97,12 @@ def assert_untouched(out):
         (dict(rows=8), ValueError, r"rows: expected row ids in \[0, 8\), got 8$"),
         # ints past int64 name the argument too (an OverflowError named nothing)
         (dict(rows=2**70), ValueError, rf"rows: expected row ids in \[0, 8\), got {2**70}$"),
+        # an object array of in-range ints: the dtype error (was a bare StopIteration)
+        (
+            dict(rows=np.array([1, 2], dtype=object)),
+            TypeError,
+            r"^rows: expected a bool mask or int32/int64 row ids, got dtype object$",
+        ),
         (
             dict(rows=np.uint64(2**63)),
             ValueError,

@@ -8,8 +8,11 @@ such an object in place, with values equal to the same call on numpy arrays.
 
 from __future__ import annotations
 
+import array
 import ctypes
+import gc
 
+import mujoco
 import numpy as np
 import pytest
 from support.states import random_states
@@ -102,4 +105,43 @@ def test_a_read_only_buffer_is_refused_as_an_output(model):
         r.outputs(N, sensordata=memoryview(frozen).cast("d", (N, model.nsensordata)))
     with pytest.raises(TypeError, match=r"sensordata: expected a numpy array .* got object"):
         r.outputs(N, sensordata=object())
+    r.close()
+
+
+def test_a_bound_buffer_can_be_neither_resized_nor_released_while_bound(model, states):
+    # The bind kept only the object: an array.array grown, or a memoryview
+    # released and its bytearray grown, left the bound call reading and
+    # writing freed memory.
+    clock = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint/><geom size=".1"/></body></worldbody>'
+        '<sensor><clock name="c"/></sensor></mujoco>'
+    )
+    with mjrefresh.Refresher(clock, sensors=["c"], num_threads=1) as r:
+        t = array.array("d", [1.0, 2.0, 3.0])
+        out = r.outputs(3)
+        bound = r.bind(np.zeros((3, 1)), np.zeros((3, 1)), out, time=t)
+        with pytest.raises(BufferError):
+            t.extend([0.0] * 1000)
+        t[1] = 20.0  # written in place: the bound call reads it
+        bound([0, 1, 2])
+        np.testing.assert_array_equal(out.sensordata[:, 0], [1.0, 20.0, 3.0])
+        del bound
+        gc.collect()
+        t.extend([0.0])  # free again once unbound
+    r = mjrefresh.Refresher(model, bodies=BODIES, num_threads=2)
+    buf = bytearray(states["qpos"].tobytes())
+    qpos = memoryview(buf).cast("d", [N, model.nq])
+    pos = memoryview(bytearray(8 * N * len(BODIES) * 3)).cast("d", [N, len(BODIES), 3])
+    bound = r.bind(qpos, states["qvel"], mjrefresh.RefreshOutputs(body_pos=pos))
+    cache = mjrefresh.bind_arrays(r, qpos, states["qvel"])
+    for view in (qpos, pos):
+        with pytest.raises(BufferError):
+            view.release()
+    with pytest.raises(BufferError):
+        buf.extend(bytes(8))
+    bound(np.arange(N))
+    expected = r.outputs(N)
+    r.refresh(np.arange(N), states["qpos"], states["qvel"], expected)
+    np.testing.assert_array_equal(np.asarray(pos), expected.body_pos)
+    np.testing.assert_array_equal(cache.body_pos(), expected.body_pos)
     r.close()

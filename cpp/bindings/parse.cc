@@ -76,6 +76,7 @@ RowView<const double> input_view(CallArrays& c, const mjModel* m, int i, nb::han
   check_float64(name, a);
   const int64_t stride = a.ndim() ? a.stride(0) : 0;
   c.keep.push_back(nb::borrow(obj));
+  c.in_views.push_back(a);
   c.read.push_back({name, footprint_of(a)});
   const auto* data = static_cast<const double*>(a.data());
   if (!info.items) {
@@ -187,6 +188,7 @@ void parse_outputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::di
     v.item_stride = matrix ? 1 : a.stride(1);
     c.out.out[o] = v;
     c.keep.push_back(nb::borrow(obj));
+    c.out_views.push_back(a);
     c.written.push_back({"out." + name, bytes});
   }
 }
@@ -263,6 +265,7 @@ void parse_fields(CallArrays& c, const mjModel* m, const Selection& sel, nb::han
     }
     c.in.fields[f] = {static_cast<const double*>(a.data()), c.n, size, c.n ? a.stride(0) : 0};
     c.keep.push_back(nb::borrow(obj));
+    c.in_views.push_back(a);
     c.read.push_back({name, footprint_of(a)});
   }
 }

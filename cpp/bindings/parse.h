@@ -18,8 +18,9 @@
 //   an mjData field) must be float64, and no output may share a byte with
 //   any of the mjData (their buffer and arena); a selection with per-row
 //   model fields is refused (an mjData holds no model values to read).
-// - The result keeps a reference to every array it views: the views stay
-//   valid as long as it lives. Call with the GIL held.
+// - The result keeps a reference to every array it views, and the view
+//   (a buffer export): the views stay valid as long as it lives. Call, and
+//   destroy it, with the GIL held.
 #pragma once
 
 #include <mujoco/mujoco.h>
@@ -42,6 +43,12 @@ struct CallArrays {
   Outputs out;
   std::vector<Touched> read, written;  // for the per-call checks of rows and masks
   std::vector<nb::object> keep;        // the arrays the views point into
+  // The views themselves: one of a buffer-protocol object holds its export
+  // (Py_buffer), so the exporter cannot resize or release the memory the
+  // views point into while they live (array.array.extend, memoryview.release
+  // raise BufferError).
+  std::vector<InArray> in_views;
+  std::vector<OutArray> out_views;
   std::unique_ptr<double> time_value;  // a scalar time, viewed with row stride 0
 };
 

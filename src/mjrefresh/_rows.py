@@ -145,9 +145,11 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     if a.ndim != 1:
         raise ValueError(f"{name}: expected {form.shape_expected}, got shape {a.shape}")
     if a.dtype == object and a.size and all(is_int(x) for x in a.tolist()):
-        # numpy keeps ints past 64 bits as objects: out of range whatever N is
-        bad = next(int(x) for x in a.tolist() if not 0 <= int(x) < n)
-        raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
+        # numpy keeps ints past 64 bits as objects: name one out of range
+        # (in-range ints of an object array get the dtype error below)
+        bad = next((int(x) for x in a.tolist() if not 0 <= int(x) < n), None)
+        if bad is not None:
+            raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
     if a.dtype == np.bool_:
         if a.shape[0] != n:
             raise ValueError(
