@@ -110,3 +110,47 @@ def test_a_dlpack_exporter_that_fails_is_named(model):
     with pytest.raises(TypeError, match=r"^body_pos: cannot view BadExport in place \("):
         r.outputs(N, body_pos=BadExport())
     r.close()
+
+
+class ArrayInterfaceRows:
+    """A backend's rows exposed through ``__array_interface__`` only, its
+    ``data`` a buffer object (the spec allows it) rather than an address."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.buffer = bytearray(values.tobytes())
+        self.__array_interface__ = {
+            "shape": values.shape,
+            "typestr": "<f8",
+            "data": self.buffer,
+            "version": 3,
+        }
+
+    def values(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+def test_array_interface_inputs_are_read_in_place_by_every_entry_point(model, states):
+    # Refresher.refresh refused them ("expected a numpy array") while
+    # bind_arrays took them; a cache over one then took data[0] (the first
+    # byte) for its address and called every write in place a move.
+    r = mjrefresh.Refresher(model, bodies=BODIES, model_fields=("body_mass",), num_threads=2)
+    qpos = ArrayInterfaceRows(states["qpos"])
+    qvel = ArrayInterfaceRows(states["qvel"])
+    mass = ArrayInterfaceRows(np.tile(model.body_mass, (N, 1)))
+    fields = {"body_mass": mass}
+    out, plain = r.outputs(N), r.outputs(N)
+    assert r.refresh(np.arange(N), qpos, qvel, out, model_fields=fields) == N
+    r.refresh(
+        np.arange(N),
+        states["qpos"],
+        states["qvel"],
+        plain,
+        model_fields={"body_mass": mass.values()},
+    )
+    np.testing.assert_array_equal(out.body_pos, plain.body_pos)
+    cache = mjrefresh.bind_arrays(r, qpos, qvel, model_fields=fields)
+    cache.refresh_dirty_rows()
+    qpos.values()[0, :3] += 0.1  # the backend writes a row in place
+    cache.mark_dirty(0)
+    np.testing.assert_allclose(cache.body_pos("base")[0], plain.body_pos[0, 0] + 0.1, atol=1e-12)
+    r.close()

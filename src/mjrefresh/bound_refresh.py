@@ -52,7 +52,13 @@ def memory_of(obj: Any) -> tuple[Any, ...]:
         return (data_ptr(), tuple(obj.shape), tuple(obj.stride()))
     interface = getattr(obj, "__array_interface__", None)
     if isinstance(interface, dict):
-        return (interface["data"][0], interface["shape"], interface.get("strides"))
+        data = interface.get("data")
+        if isinstance(data, tuple):  # (address, read-only flag)
+            return (data[0], interface["shape"], interface.get("strides"))
+        # `data` may be a buffer object (the spec allows it; data[0] is then
+        # its first item, not an address): ask numpy where the view points.
+        view = np.asarray(obj)
+        return (view.__array_interface__["data"][0], view.shape, view.strides)
     if hasattr(obj, "__dlpack__"):
         view = np.from_dlpack(obj)
         return (view.__array_interface__["data"][0], view.shape, view.strides)

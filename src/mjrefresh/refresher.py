@@ -87,6 +87,20 @@ def _optional_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return dict(inputs)
 
 
+def _native_viewable(name: str, obj: Any) -> Any:
+    """`obj`, or a numpy view of it when only numpy can view it in place (an
+    ``__array_interface__`` exporter without DLPack or the buffer protocol,
+    which the native core cannot read); the view remembers `obj`
+    (outputs.exporter) so that a bound call notices if its memory moves."""
+    if (
+        isinstance(obj, np.ndarray)
+        or hasattr(obj, "__dlpack__")
+        or not hasattr(obj, "__array_interface__")
+    ):
+        return obj
+    return as_array(name, obj)
+
+
 class Refresher(NotCopyable):
     """Refreshes position/velocity-derived MuJoCo state for many rows at once.
 
@@ -374,7 +388,11 @@ class Refresher(NotCopyable):
         (N: `num_envs`, or qpos's first axis)."""
         if not isinstance(out, RefreshOutputs):
             raise TypeError(f"out: expected mjrefresh.RefreshOutputs, got {type(out).__name__}")
-        given = {k: v for k, v in inputs.items() if v is not None}
+        given = {k: _native_viewable(k, v) for k, v in inputs.items() if v is not None}
+        if isinstance(model_fields, Mapping):
+            model_fields = {
+                k: _native_viewable(f"model_fields[{k!r}]", v) for k, v in model_fields.items()
+            }
         native = self._core.bind({**given, **out.arrays()}, model_fields, num_envs)
         return BoundRefresh(native, given, out, model_fields=dict(model_fields or {}))
 
