@@ -79,7 +79,7 @@ def assert_untouched(out):
         (
             dict(rows=np.array([0.0, 1.0])),
             TypeError,
-            r"rows: expected a bool mask or int32/int64 row ids, got dtype float64",
+            r"rows: expected a bool mask or int row ids, got dtype float64",
         ),
         (
             dict(rows=np.zeros((2, 2), np.int64)),
@@ -97,11 +97,22 @@ def assert_untouched(out):
         (dict(rows=8), ValueError, r"rows: expected row ids in \[0, 8\), got 8$"),
         # ints past int64 name the argument too (an OverflowError named nothing)
         (dict(rows=2**70), ValueError, rf"rows: expected row ids in \[0, 8\), got {2**70}$"),
+        # a bool among ints was read as row 1; ints numpy made float64 of are ids
+        (
+            dict(rows=[True, 2]),
+            TypeError,
+            r"^rows: expected a bool mask or int row ids, got a list mixing bools and ints$",
+        ),
+        (
+            dict(rows=[1, 2**64 - 1]),
+            ValueError,
+            rf"^rows: expected row ids in \[0, 8\), got {2**64 - 1}$",
+        ),
         # an object array of in-range ints: the dtype error (was a bare StopIteration)
         (
             dict(rows=np.array([1, 2], dtype=object)),
             TypeError,
-            r"^rows: expected a bool mask or int32/int64 row ids, got dtype object$",
+            r"^rows: expected a bool mask or int row ids, got dtype object$",
         ),
         (
             dict(rows=np.uint64(2**63)),
@@ -471,3 +482,12 @@ def test_slices_with_steps_beyond_int64_and_ragged_ids():
         match=r"^env_ids: expected a 1-D array of row ids or a bool mask, got a ragged sequence$",
     ):
         cache.body_pos("a", env_ids=[[1], [2, 3]])
+
+
+def test_a_list_of_ints_of_mixed_numpy_types_is_the_ids_it_holds(setup):
+    # numpy promotes int64 with uint64 to float64: the list was refused as
+    # "got dtype float64", which the caller never passed.
+    m, r, st, out = setup
+    assert r.refresh([np.int64(1), np.uint64(3)], st["qpos"], st["qvel"], out) == 2
+    written = (out.body_pos != SENTINEL).any(axis=(1, 2))
+    np.testing.assert_array_equal(np.flatnonzero(written), [1, 3])

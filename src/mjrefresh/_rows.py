@@ -75,7 +75,7 @@ class RowIdsForm:
 REFRESH_ROWS = RowIdsForm(
     count="N",
     shape_expected="a 1-D bool mask or int array",
-    dtype_expected="a bool mask or int32/int64 row ids",
+    dtype_expected="a bool mask or int row ids",
     dtype_error=TypeError,
     int_dtypes=None,
     bounds="native",
@@ -144,6 +144,8 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         raise TypeError(f"{name}: expected {form.accepts}, got {type(rows).__name__}")
     if a.ndim != 1:
         raise ValueError(f"{name}: expected {form.shape_expected}, got shape {a.shape}")
+    if isinstance(rows, (list, tuple)) and a.dtype != np.bool_ and a.size:
+        a = _list_ids(name, rows, a, n, form)
     if a.dtype == object and a.size and all(is_int(x) for x in a.tolist()):
         # numpy keeps ints past 64 bits as objects: name one out of range
         # (in-range ints of an object array get the dtype error below)
@@ -173,6 +175,28 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     ):
         raise ValueError(f"{name}: expected sorted unique ids in [0, {n}), got {ids.tolist()[:8]}")
     return ids
+
+
+def _list_ids(
+    name: str, rows: list[Any] | tuple[Any, ...], a: np.ndarray, n: int, form: RowIdsForm
+) -> np.ndarray:
+    """`a` (``np.asarray(rows)``) checked against the items numpy promoted:
+    a bool among ints is refused (numpy reads it as row 0 or 1), and ints
+    that no one int dtype holds (int64 with uint64, ints past 2**63) are the
+    ids they are, not the float64s numpy made of them."""
+    kinds = set(map(type, rows))
+    if bool in kinds or np.bool_ in kinds:
+        raise form.dtype_error(
+            f"{name}: expected {form.dtype_expected}, got a {type(rows).__name__} mixing "
+            "bools and ints"
+        )
+    if a.dtype.kind == "f" and all(is_int(x) for x in rows):
+        values = [int(x) for x in rows]
+        bad = next((v for v in values if not 0 <= v < n), None)
+        if bad is not None:
+            raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
+        return np.array(values, dtype=np.int64)
+    return a
 
 
 def _slice_indices(name: str, rows: slice, n: int) -> tuple[int, int, int]:
