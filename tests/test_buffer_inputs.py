@@ -145,3 +145,36 @@ def test_a_bound_buffer_can_be_neither_resized_nor_released_while_bound(model, s
     np.testing.assert_array_equal(np.asarray(pos), expected.body_pos)
     np.testing.assert_array_equal(cache.body_pos(), expected.body_pos)
     r.close()
+
+
+def test_buffers_nothing_can_view_in_place_get_the_reason_not_a_type_error(model, states):
+    # They were all "expected a numpy array ..., got memoryview", which the
+    # other entry points take, with a fix naming model_fields, not its entry.
+    r = mjrefresh.Refresher(model, bodies=BODIES, model_fields=("body_mass",), num_threads=1)
+    qvel, out = states["qvel"], r.outputs(N)
+    big = states["qpos"].astype(">f8")
+    be = ctypes_copy(states["qpos"], ctypes.c_double.__ctype_be__)
+    for q, got in [
+        (memoryview(big), "a memoryview of buffer format '>d'"),
+        (be, f"a {type(be).__module__}.{type(be).__qualname__} of buffer format '>d'"),
+    ]:
+        with pytest.raises(
+            TypeError,
+            match=rf"^qpos: expected dtype float64 \(native byte order\), got {got} \(.*"
+            r"convert once with np\.asarray\(qpos\)\.astype\(np\.float64\)",
+        ):
+            r.refresh(np.arange(N), q, qvel, out)
+    mass = memoryview(np.tile(model.body_mass, (N, 1)).astype(">f8"))
+    with pytest.raises(
+        TypeError,
+        match=r"^model_fields\['body_mass'\]: expected dtype float64 .* buffer format '>d' .*"
+        r"np\.asarray\(model_fields\['body_mass'\]\)",
+    ):
+        r.refresh(np.arange(N), states["qpos"], qvel, out, model_fields={"body_mass": mass})
+    raw = np.zeros(N * 160, np.uint8)  # rows 156 bytes apart: not whole float64s
+    odd = np.ndarray((N, model.nq), dtype="<f8", buffer=raw, strides=(156, 8))
+    with pytest.raises(
+        ValueError, match=r"^qpos: expected aligned elements .* got strides \(156, 8\)"
+    ):
+        r.refresh(np.arange(N), memoryview(odd), qvel, out)
+    r.close()

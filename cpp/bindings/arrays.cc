@@ -3,7 +3,9 @@
 #include <nanobind/stl/string.h>
 
 #include <new>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "core/trapped_alloc.h"
 
@@ -71,6 +73,44 @@ bool bad_layout(nb::handle obj, std::string* strides) {
               base.substr(0, base.find('[')) + ") makes such a copy");
 }
 
+// What `obj`'s buffer says of its items: struct-module format ("<d", ">d",
+// "g"), item size and strides; nullopt when it exports no buffer.
+struct BufferItems {
+  std::string format, strides;
+  int64_t itemsize = 0;
+};
+std::optional<BufferItems> buffer_items(nb::handle obj) {
+  if (!PyObject_CheckBuffer(obj.ptr())) return std::nullopt;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) throw nb::python_error();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  BufferItems b;
+  b.format = view.format != nullptr ? view.format : "B";
+  b.itemsize = view.itemsize;
+  std::vector<int64_t> strides;
+  for (int i = 0; i < view.ndim; ++i) {
+    strides.push_back(view.strides != nullptr ? view.strides[i] : 0);
+  }
+  PyBuffer_Release(&view);
+  b.strides = shape_text(strides);
+  return b;
+}
+
+// Whether a struct-module format names native items of the `expected` dtypes.
+bool native_items(std::string format, const std::string& expected) {
+  const bool little = PY_LITTLE_ENDIAN;
+  if (!format.empty() &&
+      (format[0] == '@' || format[0] == '=' || format[0] == (little ? '<' : '>'))) {
+    format.erase(0, 1);
+  }
+  return (format == "d" && expected.find("float64") != std::string::npos) ||
+         (format == "f" && expected.find("float32") != std::string::npos) ||
+         (format == "?" && expected == "bool");
+}
+
 // `obj` could not be viewed: an array nanobind cannot view (its dtype, byte
 // order or layout), or no array at all. `expected`: the dtypes it may have.
 [[noreturn]] void not_viewable(const std::string& name, nb::handle obj, bool written,
@@ -96,6 +136,20 @@ bool bad_layout(nb::handle obj, std::string* strides) {
     type_error(name + ": expected dtype " + expected + " (native byte order), got " + dtype +
                " (mjrefresh reads arrays in place and never converts them; convert once with " +
                base + ".astype(...) and keep that array)");
+  }
+  if (const std::optional<BufferItems> b = buffer_items(obj)) {
+    // Items of the right dtype that nanobind could not view: their layout.
+    if (native_items(b->format, expected)) layout_error(name, b->strides, b->itemsize);
+    const std::string& format = b->format;  // byte order, long double, ...
+    const std::string fix =
+        written ? "results written into a converted copy would never reach it; pass a "
+                  "native-order float64 or float32 array"
+                : "mjrefresh reads arrays in place and never converts them; convert once with "
+                  "np.asarray(" +
+                      base + ").astype(np.float64) and keep that array";
+    type_error(name + ": expected dtype " + expected + " (native byte order), got a " +
+               nb::type_name(obj.type()).c_str() + " of buffer format '" + format + "' (" + fix +
+               ")");
   }
   type_error(not_an_array(name, nb::type_name(obj.type()).c_str(), written));
 }
@@ -197,7 +251,7 @@ std::string dtype_text(const nb::dlpack::dtype& dt) {
 }
 
 std::string not_an_array(const std::string& name, const std::string& type_name, bool written) {
-  const std::string base = name.substr(0, name.find('['));
+  const std::string base = name.substr(name.rfind('.') + 1);  // model_fields['body_pos'] kept
   const std::string fix =
       written ? "keep a numpy array and pass it: results written into a converted copy would "
                 "never reach your " +
