@@ -35,10 +35,9 @@ std::string clock_sensor(const mjModel* m, const Selection& sel) {
   return "";
 }
 
-// A Python or numpy real scalar (not a bool, not an array).
-bool is_scalar(nb::handle obj) {
-  return PyNumber_Check(obj.ptr()) && !PyBool_Check(obj.ptr()) && !nb::hasattr(obj, "__len__");
-}
+// A Python or numpy number that is not an array (a bool included: refused
+// by name, not as "not an array").
+bool is_scalar(nb::handle obj) { return PyNumber_Check(obj.ptr()) && !nb::hasattr(obj, "__len__"); }
 
 void check_known(nb::dict arrays, bool inputs_allowed) {
   for (auto [key, value] : arrays) {
@@ -63,12 +62,17 @@ RowView<const double> input_view(CallArrays& c, const mjModel* m, int i, nb::han
   const std::string name = info.name;
   const int64_t n = c.n;
   if (!info.items && is_scalar(obj)) {  // one value for every row (time)
+    const std::string expected = name + ": expected a real scalar or an (N,) float64 array, got ";
+    if (PyBool_Check(obj.ptr())) type_error(expected + "bool");
     try {
       c.time_value = std::make_unique<double>(nb::cast<double>(nb::float_(obj)));
     } catch (nb::python_error& e) {
       if (!e.matches(PyExc_Exception)) throw;  // KeyboardInterrupt (a signal handler's)
-      type_error(name + ": expected a real scalar or an (N,) float64 array, got " +
-                 nb::type_name(obj.type()).c_str());
+      if (e.matches(PyExc_OverflowError)) {
+        value_error(name + ": expected a value a float64 holds, got a number of type " +
+                    nb::type_name(obj.type()).c_str() + " too large for it");
+      }
+      type_error(expected + nb::type_name(obj.type()).c_str());
     }
     return {c.time_value.get(), n, 1, 0};
   }
