@@ -308,6 +308,30 @@ def test_drop_in_refuses_to_refresh_once_closed(legged_model, batch):
     drop_in.close()  # idempotent
 
 
+def test_drop_in_takes_ids_and_numbers_as_mjbatch_does(legged_model, batch):
+    rng = np.random.default_rng(13)
+    step(batch, rng)
+    sd = batch.bind("sensordata")
+    tracked = sensor_cols(legged_model, tracked_sensors(legged_model))
+    exp = expected_outputs(legged_model, batch_states(batch))["sensordata"]
+    # ids stored in row 0's columns the call writes (refused as "rows:
+    # overlaps out.sensordata", arguments the caller never passed): mjbatch-uni
+    # copies them, so does the drop-in
+    c = tracked[0]
+    assert tracked[1] == c + 1
+    ids = sd.view(np.int64)[0, c : c + 2]  # a view into the sensordata
+    ids[:] = [1, 4]
+    with mjrefresh.MjbatchSensorRefresher(batch, num_threads=2, max_plans=np.int64(2)) as drop_in:
+        drop_in.refresh_sensor_ranges(ids, (0, legged_model.nsensordata))
+        np.testing.assert_allclose(sd[[1, 4]][:, tracked], exp[[1, 4]][:, tracked], atol=ATOL)
+        with pytest.raises(
+            ValueError,
+            match=rf"^sensor_ranges: expected 0 <= start < stop <= {legged_model.nsensordata} "
+            rf"\(nsensordata\), got \(0, {2**70}\) at position 0$",
+        ):
+            drop_in.refresh_sensor_ranges(None, (0, 2**70))
+
+
 def test_drop_in_rejects_sensors_it_cannot_compute():
     m = mujoco.MjModel.from_xml_string(
         """<mujoco><worldbody><body><joint name="j" limited="true" range="-1 1"/>

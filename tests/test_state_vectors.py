@@ -236,3 +236,22 @@ def test_no_rows_give_empty_views_and_a_cache_is_refused_naming_states(lead):
             match=rf"^states: expected at least one row .*, got shape \({', '.join(map(str, states.shape))}\)$",
         ):
             mjrefresh.bind_state(r, states, spec)
+
+
+def test_a_sensordata_overlapping_the_states_is_refused_naming_states():
+    # It was "out.sensordata: overlaps the input qvel": a view the caller
+    # never made.
+    m = rich_model()
+    spec = MOCAP_SPEC
+    width = mujoco.mj_stateSize(m, spec)
+    block = np.zeros((4, width + m.nsensordata))
+    with mjrefresh.Refresher(m, bodies=[1], sensors=["fp_xbody"], num_threads=1) as r:
+        with pytest.raises(
+            ValueError,
+            match=r"^sensordata: overlaps states in memory \(the state rows the refresh reads\)",
+        ):
+            mjrefresh.bind_state(
+                r, block[:, :width], spec, block[:, width - 1 : width - 1 + m.nsensordata]
+            )
+        cache = mjrefresh.bind_state(r, block[:, :width], spec, block[:, width:])  # side by side
+        assert cache.sensor("fp_xbody").shape[0] == 4

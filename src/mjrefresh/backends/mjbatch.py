@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 
 from .._not_copyable import NotCopyable
-from .._rows import SIM_IDS, row_ids
+from .._rows import SIM_IDS, is_int, row_ids
 from ..bound_refresh import BoundRefresh
 from ..cache import StateCache
 from ..refresher import Refresher, check_cpu_ids, check_num_threads
@@ -190,8 +190,9 @@ class MjbatchSensorRefresher(NotCopyable):
         mjbatch = require_mjbatch()
         if not isinstance(batch, mjbatch.Batch):
             raise TypeError(f"batch: expected mjbatch.Batch, got {type(batch).__name__}")
-        if isinstance(max_plans, bool) or not isinstance(max_plans, int) or max_plans < 1:
+        if not is_int(max_plans) or int(max_plans) < 1:
             raise ValueError(f"max_plans: expected an int >= 1, got {max_plans!r}")
+        max_plans = int(max_plans)
         self._batch = batch
         self._model: mujoco.MjModel = batch.model
         # Checked now, not at the first refresh (inside the backend's reads).
@@ -233,7 +234,9 @@ class MjbatchSensorRefresher(NotCopyable):
                 f"stop1, ...), got {type(sensor_ranges).__name__}"
             )
         flat = np.asarray(sensor_ranges)
-        if flat.ndim != 1 or (flat.size and flat.dtype.kind not in "iu"):
+        # numpy keeps ints past 64 bits as objects: checked as ranges below
+        big_ints = flat.ndim == 1 and flat.dtype == object and all(map(is_int, flat.tolist()))
+        if not big_ints and (flat.ndim != 1 or (flat.size and flat.dtype.kind not in "iu")):
             raise TypeError(
                 "sensor_ranges: expected a flat sequence of ints (start0, stop0, start1, "
                 f"stop1, ...), got shape {flat.shape} dtype {flat.dtype}"
@@ -307,6 +310,8 @@ class MjbatchSensorRefresher(NotCopyable):
         ranges = self._ranges(sensor_ranges)
         n = self._batch.num_sims
         rows = None if ids is None else row_ids("ids", ids, n, SIM_IDS)
+        if rows is not None and (rows is ids or rows.base is not None):
+            rows = rows.copy()  # the caller's ids may lie in the sensordata it writes
         with self._lock:
             if self._closed:  # planning anew would start threads nothing closes
                 raise RuntimeError("MjbatchSensorRefresher is closed")

@@ -197,6 +197,28 @@ def model_mocap(model: mujoco.MjModel, num_envs: int) -> dict[str, np.ndarray]:
     }
 
 
+def _refuse_overlaps(states: Any, outputs: Mapping[str, Any]) -> None:
+    """ValueError naming `states` for an output sharing memory with it (the
+    native check would name the internal views, qvel or time, the caller
+    never passed)."""
+    rows = as_array("states", states)
+    for name, obj in outputs.items():
+        if obj is None:
+            continue
+        out = as_array(name, obj, written=True)
+        if not np.may_share_memory(out, rows):
+            continue
+        try:
+            shared = np.shares_memory(out, rows, max_work=1_000_000)
+        except RuntimeError:  # numpy's TooHardError: the native check decides, exactly
+            continue
+        if shared:
+            raise ValueError(
+                f"{name}: overlaps states in memory (the state rows the refresh reads); "
+                f"pass a {name} array of its own"
+            )
+
+
 def bind_state(
     refresher: Refresher,
     states: Any,
@@ -238,6 +260,7 @@ def bind_state(
             "model.nsensordata",
             (np.float64, np.float32),
         )
+    _refuse_overlaps(states, outputs)
     qpos = views.pop("qpos")
     if qpos.shape[0] == 0:  # StateCache would name its num_envs, which the caller never gave
         raise ValueError(
