@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from support.models import FREE_BODY_XML
+from support.models import BAD_INPUT_XML, FREE_BODY_XML
 from support.models import HOSTILE_XML as XML
 from support.oracle import forward_rows
 from support.states import random_states
@@ -176,3 +176,30 @@ def test_another_models_arrays_are_rejected():
             mocap_pos=STATES["mocap_pos"],
             mocap_quat=STATES["mocap_quat"],
         )
+
+
+def test_scalar_times_that_are_not_real_numbers_are_refused_by_what_they_are():
+    # True was "expected a numpy array", an int past float64 "expected a real
+    # scalar ... got int"; numpy's complex and bool scalars were read as times.
+    m = mujoco.MjModel.from_xml_string(BAD_INPUT_XML)
+    r = mjrefresh.Refresher(m, sensors=["clock"])
+    out = r.outputs(3)
+    r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=2.5)
+    for t, exc, match in [
+        (
+            1 + 2j,
+            TypeError,
+            r"^time: expected a real scalar or an \(N,\) float64 array, got complex$",
+        ),
+        (np.complex128(1 + 2j), TypeError, r"^time: expected dtype float64, got complex128"),
+        (True, TypeError, r"^time: expected a real scalar or an \(N,\) float64 array, got bool$"),
+        (np.True_, TypeError, r"^time: expected dtype float64, got bool"),
+        (
+            10**400,
+            ValueError,
+            r"^time: expected a value a float64 holds, got a number of type int too large",
+        ),
+    ]:
+        with pytest.raises(exc, match=match):
+            r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=t)
+    assert (out.sensordata[:, 6] == 2.5).all()

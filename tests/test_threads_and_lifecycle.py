@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import os
 import pickle
+import re
 import threading
 
 import mujoco
@@ -123,10 +124,13 @@ def test_mujoco_error_on_workers_becomes_refresh_error(num_threads, states):
     assert r.plan.engine == "exact"  # the fused kernels do not take a corrupted model
     out = r.outputs(300)
     out.body_pos.fill(-1.0)
+    with pytest.raises(mujoco.FatalError, match="unknown joint type 9$") as theirs:
+        mujoco.mj_kinematics(model, mujoco.MjData(model))
     with pytest.raises(
         mjrefresh.RefreshError,
-        match=r"MuJoCo error while refreshing row 3: "
-        r"unknown joint type 9 \(2 other rows also failed\)",
+        match=r"^MuJoCo error while refreshing row 3: "
+        + re.escape(str(theirs.value))  # MuJoCo's own message ("mj_kinematics1: ...")
+        + r" \(2 other rows also failed\)",
     ) as info:
         r.refresh(np.array([3, 50, 299]), states["qpos"], states["qvel"], out)
     assert info.value.rows == (3, 50, 299)
