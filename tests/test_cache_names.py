@@ -53,3 +53,20 @@ def test_an_unnamed_objects_label_taken_by_a_name_is_refused_with_the_id_to_use(
         with pytest.raises(ValueError, match=r"name: sensor '#1' .*add it to Refresher\(sensors"):
             cache.sensor("#1")
         np.testing.assert_array_equal(cache.body_pos(2), cache.storage.body_pos[:, 0])
+
+
+def test_a_name_with_a_nul_character_names_nothing():
+    # MuJoCo's C lookup stops at the NUL: "base\0junk" selected base.
+    m = mjrefresh.models.quadruped()
+    for kwargs, argument, name in [
+        (dict(bodies=["base\0junk"]), "bodies", "body"),
+        (dict(sensors=["imu_gyro\0x"]), "sensors", "sensor"),
+        (dict(sites=["imu\0zzz"]), "sites", "site"),
+        (dict(bodies=["base"], relative_to="FL_calf\0zz"), "relative_to", "body"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{argument}: unknown {name} name '.*\\x00"):
+            mjrefresh.Refresher(m, **kwargs)
+    with mjrefresh.Refresher(m, sensors=["imu_gyro"], num_threads=1) as r:
+        cache = mjrefresh.bind_arrays(r, np.tile(m.qpos0, (2, 1)), np.zeros((2, m.nv)))
+        with pytest.raises(ValueError, match=r"^name: unknown sensor 'imu_gyro\\x00y'"):
+            cache.sensor("imu_gyro\0y")

@@ -87,6 +87,11 @@ def test_plan_takes_ids_where_no_object_has_that_name(robot_xml: Path):
     assert by_name.returncode == 0 and by_id.returncode == 0, by_id.stderr
     assert by_id.stdout == by_name.stdout
     assert "bodies: arm" in by_id.stdout
+    # only ASCII digits are ids: "２" (fullwidth) selected body 2 as well
+    for item in ("\uff12", "\u0662", "\U0001d7d0"):
+        res = run("plan", str(robot_xml), "--bodies", item)
+        assert res.returncode == 1, res.stdout
+        assert f"bodies: unknown body name '{item}'" in res.stderr
 
 
 def test_plan_all_posvel_on_a_model_without_such_sensors_says_so(tmp_path: Path):

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 import mujoco
 
+from ._names import name_to_id
+
 
 def model_names(model: mujoco.MjModel, objtype: mujoco.mjtObj, count: int) -> list[str]:
     """Every non-empty name of the `count` objects of `objtype` in `model`."""
@@ -63,6 +65,6 @@ def other_kind_hint(model: mujoco.MjModel, name: str, objtype: mujoco.mjtObj) ->
     """``"; 'FL_foot' is a site, not a body"`` when `name` names another kind."""
     wanted = dict(_KINDS).get(objtype, "object")
     for kind_type, kind in _KINDS:
-        if kind_type != objtype and mujoco.mj_name2id(model, kind_type, name) >= 0:
+        if kind_type != objtype and name_to_id(model, kind_type, name) >= 0:
             return f"; {name!r} is a {kind}, not a {wanted}"
     return ""

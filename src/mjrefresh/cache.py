@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Union
 import mujoco
 import numpy as np
 
+from ._names import name_to_id
 from ._rows import RowsLike, is_int, normalize_rows
 from ._suggest import did_you_mean, model_names, unknown_name_hint
 from .cache_lifecycle import CacheLifecycle, CacheStats
@@ -223,7 +224,7 @@ class StateCache(CacheLifecycle):
     def _backend_sensor(self, name: str | int) -> slice:
         model = self._refresher.model
         if isinstance(name, str):
-            sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
+            sid = name_to_id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
             if sid < 0:
                 hint = unknown_name_hint(
                     name, model_names(model, mujoco.mjtObj.mjOBJ_SENSOR, model.nsensor), "sensor"

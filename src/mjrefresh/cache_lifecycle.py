@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import mujoco
 import numpy as np
 
+from ._names import name_to_id
 from ._not_copyable import NotCopyable
 from ._rows import RowsLike, dirty_among, is_int, normalize_rows
 from ._suggest import did_you_mean
@@ -35,7 +36,7 @@ def _finds(model: mujoco.MjModel, objtype: mujoco.mjtObj, oid: int, label: str) 
     is really named so (a body named "#2" is not unnamed body 2)."""
     if mujoco.mj_id2name(model, objtype, oid):
         return True
-    return mujoco.mj_name2id(model, objtype, label) < 0
+    return name_to_id(model, objtype, label) < 0
 
 
 def _names(argument: str, names: Iterable[str] | str | None) -> tuple[str, ...]:

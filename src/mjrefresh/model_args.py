@@ -11,6 +11,7 @@ import os
 import mujoco
 
 from . import models
+from ._names import name_to_id
 from .plan import refresh_refusals
 
 
@@ -52,7 +53,7 @@ def name_or_id(model: mujoco.MjModel, obj: mujoco.mjtObj, item: str) -> str | in
     """A command-line ``item`` of one kind of object: the name when the model
     has an object so named, else a decimal number as an id (``--bodies 1``),
     else the name (which the Refresher then reports as unknown)."""
-    if mujoco.mj_name2id(model, obj, item) < 0 and item.isdecimal():
+    if name_to_id(model, obj, item) < 0 and item.isascii() and item.isdecimal():
         return int(item)
     return item
 

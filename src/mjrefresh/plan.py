@@ -15,6 +15,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from ._names import name_to_id
 from ._native import core as _core
 from ._rows import is_int
 from ._suggest import did_you_mean, model_names, other_kind_hint, unknown_name_hint
@@ -228,7 +229,7 @@ def resolve_ids(
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, (str, int, np.integer)):
             raise TypeError(f"{argument}: expected {expected}, got {type(item).__name__} {item!r}")
         if isinstance(item, str):
-            i = mujoco.mj_name2id(model, objtype, item)
+            i = name_to_id(model, objtype, item)
             if i < 0:
                 hint = other_kind_hint(model, item, objtype) or unknown_name_hint(
                     item, model_names(model, objtype, count), kind

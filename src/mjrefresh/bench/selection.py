@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import mujoco
 
 from mjrefresh import models
+from mjrefresh._names import name_to_id
 from mjrefresh.bench.states import random_states
 from mjrefresh.bench.workloads import (
     COLUMN_SETS,
@@ -68,7 +69,7 @@ def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, what: str, items: Sequence[s
     out: list[int] = []
     for item in items:
         named = name_or_id(model, obj, item)
-        i = named if isinstance(named, int) else mujoco.mj_name2id(model, obj, named)
+        i = named if isinstance(named, int) else name_to_id(model, obj, named)
         if not 0 <= i < count:
             raise SystemExit(
                 f"mjrefresh bench: --{what}: no {one} {item!r} in the model "
