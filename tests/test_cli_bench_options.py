@@ -192,3 +192,30 @@ def test_a_closed_stdout_pipe_ends_quietly(argv):
     finally:
         os.close(write)
     assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["info"], ["plan", "quadruped", "--all-posvel", "-v"]])
+def test_an_unwritable_stdout_is_one_line_not_a_traceback(argv):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mjrefresh", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert proc.returncode == 1
+    assert proc.stderr == "mjrefresh: cannot write the output: No space left on device\n"
+
+
+def test_a_fifo_or_device_is_refused_as_model_and_json_without_blocking(capsys, tmp_path):
+    # open() of a FIFO without a reader blocked forever; /dev/full ran the
+    # whole benchmark and then ended in a traceback at the write.
+    fifo = tmp_path / "model.xml"
+    os.mkfifo(fifo)
+    with pytest.raises(SystemExit, match=r"MODEL: '.*model\.xml' is not a regular file"):
+        load_model(str(fifo))
+    for path in (str(fifo), "/dev/full"):
+        code, err = exits(capsys, "bench", "quadruped", "--json", path)
+        assert code == 2 and f"--json: '{path}' is not a regular file (a device or a FIFO)" in err

@@ -13,6 +13,7 @@ Sub-commands:
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.metadata
 import importlib.util
 import os
@@ -211,15 +212,25 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Errors of a write to stdout: the reader went away, the device is full or
+#: failing, a quota or size limit.
+_OUTPUT_ERRNOS = frozenset((errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mjrefresh`` console script."""
     try:
         status = _run(argv)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-    except BrokenPipeError:
-        # The reader went away (``mjrefresh info | head -1``): nothing more to
-        # say. Python's recipe: point stdout at devnull so that the final
-        # flush at exit does not raise again.
+    except OSError as e:
+        # The reader went away (``mjrefresh info | head -1``: nothing more to
+        # say) or the output cannot be written (``> /dev/full``: say so).
+        # Python's recipe: point stdout at devnull so that the final flush
+        # at exit does not raise again. Other OSErrors are not about stdout.
+        if e.filename is not None or e.errno not in _OUTPUT_ERRNOS:
+            raise
+        if not isinstance(e, BrokenPipeError):
+            print(f"mjrefresh: cannot write the output: {e.strerror or e}", file=sys.stderr)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1

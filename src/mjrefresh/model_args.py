@@ -26,6 +26,10 @@ def load_model(spec: str) -> mujoco.MjModel:
         raise SystemExit(
             f"mjrefresh: MODEL: {spec!r} is a directory; give an MJCF (.xml) or MJB file in it"
         )
+    if not os.path.isfile(spec):  # a FIFO would block the read, a device never end
+        raise SystemExit(
+            f"mjrefresh: MODEL: {spec!r} is not a regular file; give an MJCF (.xml) or MJB file"
+        )
     try:
         if is_mjb(spec):
             return mujoco.MjModel.from_binary_path(spec)

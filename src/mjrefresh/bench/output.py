@@ -34,6 +34,8 @@ def unwritable(path: Path) -> str | None:
     run so that it does not end in a traceback. Leaves no new file behind."""
     if path.is_dir():
         return f"{str(path)!r} is a directory"
+    if path.exists() and not path.is_file():  # a FIFO would block the check, a device fail late
+        return f"{str(path)!r} is not a regular file (a device or a FIFO)"
     existed = path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,7 +70,12 @@ def write_record(
         for k, v in vars(args).items()
         if k not in set(internal) and not callable(v)
     }
-    write_json(args.json, schema, {"env": env, "config": config, **rest})
+    try:
+        write_json(args.json, schema, {"env": env, "config": config, **rest})
+    except OSError as e:  # the disk filled up, or the path went away, during the run
+        raise SystemExit(
+            f"mjrefresh bench: error: --json: cannot write {str(args.json)!r}: {e.strerror or e}"
+        ) from None
     progress(f"wrote {args.json}")
 
 
