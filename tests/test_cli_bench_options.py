@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import pytest
@@ -177,18 +178,23 @@ def test_micro_readme_without_markers_is_refused_before_the_run(capsys, tmp_path
     assert readme.read_text() == "# no markers\n"
 
 
+def run_to(stdout: Any, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``python -m mjrefresh argv`` with its stdout on `stdout` (a file or fd)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mjrefresh", *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize("argv", [["info"], ["plan", "quadruped", "--all-posvel", "-v"]])
 def test_a_closed_stdout_pipe_ends_quietly(argv):
     read, write = os.pipe()
     os.close(read)  # the reader is gone before anything is written
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "mjrefresh", *argv],
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-        )
+        proc = run_to(write, argv)
     finally:
         os.close(write)
     assert proc.returncode == 1 and proc.stderr == "", proc.stderr
@@ -198,13 +204,7 @@ def test_a_closed_stdout_pipe_ends_quietly(argv):
 @pytest.mark.parametrize("argv", [["info"], ["plan", "quadruped", "--all-posvel", "-v"]])
 def test_an_unwritable_stdout_is_one_line_not_a_traceback(argv):
     with open("/dev/full", "w") as full:
-        proc = subprocess.run(
-            [sys.executable, "-m", "mjrefresh", *argv],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-        )
+        proc = run_to(full, argv)
     assert proc.returncode == 1
     assert proc.stderr == "mjrefresh: cannot write the output: No space left on device\n"
 
