@@ -105,8 +105,9 @@ def test_a_release_before_the_oldest_is_not_told_to_build_from_source(old):
     first = _native.unsupported_message(old, VERSIONS).splitlines()[0]
     assert "source" not in first.replace("a source build refuses them too", "")
     assert first.endswith(
-        f"Install one of those (releases before {VERSIONS[0]} lack the log handler mjrefresh "
-        "turns MuJoCo errors in worker threads with, so a source build refuses them too)"
+        f"Install one of those (releases before {VERSIONS[0]} lack the log handler that "
+        "mjrefresh needs to turn MuJoCo errors in worker threads into exceptions, so a source "
+        "build refuses them too)"
     )
     with pytest.raises(
         ImportError,

@@ -38,8 +38,8 @@ SOURCE_BUILD = (
 #: Why no build of mjrefresh takes a MuJoCo older than the oldest supported
 #: release (CMake refuses its libmujoco; docs/mujoco-releases.md).
 _TOO_OLD = (
-    "releases before {oldest} lack the log handler mjrefresh turns MuJoCo errors in "
-    "worker threads with, so a source build refuses them too"
+    "releases before {oldest} lack the log handler that mjrefresh needs to turn MuJoCo "
+    "errors in worker threads into exceptions, so a source build refuses them too"
 )
 
 
