@@ -20,6 +20,13 @@ thread_local std::jmp_buf* tls_jump = nullptr;
 thread_local char tls_message[1024];
 thread_local bool tls_scope_active = false;  // a TrapScope installed the handler
 
+// Appends `text` to tls_message at `*at`, cut at its end (no allocation:
+// the handler longjmps, which would skip a destructor).
+void append_message(std::size_t* at, const char* text) {
+  while (*text != '\0' && *at + 1 < sizeof(tls_message)) tls_message[(*at)++] = *text++;
+  tls_message[*at] = '\0';
+}
+
 void trap_handler(const mjLogMessage* msg) {
   if (msg->level >= mjLOG_ERROR && tls_jump != nullptr) {
     // mjERROR names its function in `func`, not in the subject: prefix it as
@@ -27,11 +34,12 @@ void trap_handler(const mjLogMessage* msg) {
     // an older mju_error("mj_stackAlloc: ...") already carries it.
     const char* func = msg->func;
     const std::size_t len = func != nullptr ? std::strlen(func) : 0;
+    std::size_t at = 0;
     if (len > 0 && !(std::strncmp(msg->subject, func, len) == 0 && msg->subject[len] == ':')) {
-      std::snprintf(tls_message, sizeof(tls_message), "%s: %s", func, msg->subject);
-    } else {
-      std::snprintf(tls_message, sizeof(tls_message), "%s", msg->subject);
+      append_message(&at, func);
+      append_message(&at, ": ");
     }
+    append_message(&at, msg->subject);
     std::longjmp(*tls_jump, 1);
   }
   if (mjfLogHandler global = _mjPRIVATE_getGlobalLogHandler()) global(msg);
