@@ -49,22 +49,21 @@ def _release_key(version: str) -> tuple[int, ...]:
     return tuple(int(d.group()) if d else 0 for d in digits)
 
 
-def _too_old(runtime: str) -> bool:
-    """Whether `runtime` predates every supported release (no build can take it)."""
-    return _release_key(runtime) < _release_key(supported_releases()[0].version)
+def _too_old(runtime: str) -> str | None:
+    """Why no build takes `runtime` when it predates every supported release,
+    else None."""
+    oldest = supported_releases()[0].version
+    return _TOO_OLD.format(oldest=oldest) if _release_key(runtime) < _release_key(oldest) else None
 
 
 def check_versions(built: str, runtime: str) -> None:
     """Raise ImportError unless the build-time and run-time MuJoCo agree."""
     if built != runtime:
         fix = _FIX.format(built=built)
-        if _too_old(runtime):
-            oldest = supported_releases()[0].version
-            fix = (
-                f"Fix: install the MuJoCo it was built for (pip install mujoco=={built}); "
-                + _TOO_OLD.format(oldest=oldest)
-                + "."
-            )
+        too_old = _too_old(runtime)
+        if too_old:
+            fix = f"Fix: install the MuJoCo it was built for (pip install mujoco=={built}); "
+            fix += f"{too_old}."
         raise ImportError(
             f"mjrefresh's native core was built for MuJoCo {built}, but this process "
             f"runs MuJoCo {runtime}. " + fix
@@ -79,9 +78,10 @@ def unsupported_message(runtime: str, available: tuple[str, ...]) -> str:
     why no build takes it); the next lines say how to install each release.
     """
     installs = {r.version: r.install for r in supported_releases()}
+    too_old = _too_old(runtime)
     fix = (
-        "Install one of those (" + _TOO_OLD.format(oldest=supported_releases()[0].version) + ")"
-        if _too_old(runtime)
+        f"Install one of those ({too_old})"
+        if too_old
         else f"Install one of those, or build mjrefresh from source against MuJoCo {runtime}: "
         + SOURCE_BUILD
     )

@@ -128,8 +128,7 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
         return np.ascontiguousarray(ids[::-1]) if step < 0 else ids  # ascending, as the core takes
     if form.bounds == "native" and is_int(rows):
         r = int(rows)  # any size: checked here, before it must fit an int64
-        if not 0 <= r < n:
-            raise ValueError(f"{name}: expected row ids in [0, {n}), got {r}")
+        _require_in_range(name, [r], n)
         return np.array([r], dtype=np.int64)
     if form.any_array_like or isinstance(rows, (list, tuple, range)):
         try:
@@ -149,9 +148,7 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     if a.dtype == object and a.size and all(is_int(x) for x in a.tolist()):
         # numpy keeps ints past 64 bits as objects: name one out of range
         # (in-range ints of an object array get the dtype error below)
-        bad = next((int(x) for x in a.tolist() if not 0 <= int(x) < n), None)
-        if bad is not None:
-            raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
+        _require_in_range(name, [int(x) for x in a.tolist()], n)
     if a.dtype == np.bool_:
         if a.shape[0] != n:
             raise ValueError(
@@ -177,6 +174,14 @@ def row_ids(name: str, rows: Any, n: int, form: RowIdsForm = REFRESH_ROWS) -> np
     return ids
 
 
+def _require_in_range(name: str, ids: list[int], n: int) -> None:
+    """The out-of-range ValueError for the first of the Python ints `ids`
+    outside ``[0, n)`` (any size: before they must fit an int64)."""
+    bad = next((v for v in ids if not 0 <= v < n), None)
+    if bad is not None:
+        raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
+
+
 def _list_ids(
     name: str, rows: list[Any] | tuple[Any, ...], a: np.ndarray, n: int, form: RowIdsForm
 ) -> np.ndarray:
@@ -192,9 +197,7 @@ def _list_ids(
         )
     if a.dtype.kind == "f" and all(is_int(x) for x in rows):
         values = [int(x) for x in rows]
-        bad = next((v for v in values if not 0 <= v < n), None)
-        if bad is not None:
-            raise ValueError(f"{name}: expected row ids in [0, {n}), got {bad}")
+        _require_in_range(name, values, n)
         return np.array(values, dtype=np.int64)
     return a
 
