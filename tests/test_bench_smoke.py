@@ -8,6 +8,7 @@ plot is a PNG. No timing assertions.
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -211,3 +212,16 @@ def test_model_fields_tool_prints_its_memory_floor():
         assert f"{engine} T=1: per-env / template" in proc.stdout
     assert ("memory", "1", "template") in rows and ("memory", "1", "per-env") in rows
     assert "(memory per-env / memory template)" in proc.stdout
+    # the ratios per interleaved round: median (min-max)
+    assert re.search(
+        r"fast T=1: per-env / template [\d.]+, per round [\d.]+ \([\d.]+-[\d.]+\)", proc.stdout
+    )
+
+
+@pytest.mark.parametrize("config", ["template", "perturbed", "per-env", "one-block"])
+def test_instructions_tool_runs_each_model_fields_config(config):
+    """The program bench.research.instructions --fields counts under callgrind
+    refreshes every configuration (callgrind itself is not run here)."""
+    from bench.research.instructions import run_calls
+
+    run_calls(config, "fast", 8, 2)

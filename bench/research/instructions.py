@@ -14,7 +14,13 @@ refreshed row costs, start-up and warm-up cancelled. K is ``--calls`` at
 ``--n`` rows; a small-N line (N=8, K scaled up to the same rows) shows the
 per-call overhead, which dominates there.
 
-  python -m bench.research.instructions [--n 1024] [--calls 4]
+``--fields`` counts the quadruped's fast tracking refresh instead in the
+configurations of ``python -m bench.research.model_fields`` (template,
+perturbed, per-env, one-block): what taking body_pos, body_quat and jnt_axis
+per row costs in instructions, where its time is too noisy to show a few
+percent.
+
+  python -m bench.research.instructions [--n 1024] [--calls 4] [--fields]
 """
 
 from __future__ import annotations
@@ -32,21 +38,31 @@ CASES = [
     ("quadruped", "exact"),
     ("humanoid", "fast"),
 ]
+FIELD_CONFIGS = ("template", "perturbed", "per-env", "one-block")
 
 
 def run_calls(model_name: str, engine: str, n: int, calls: int) -> None:
-    """The measured program: `calls` refreshes of every row of `n`."""
+    """The measured program: `calls` refreshes of every row of `n`. With
+    `model_name` one of FIELD_CONFIGS, the quadruped in that configuration."""
     import numpy as np
 
     import mjrefresh
     from mjrefresh import models
     from mjrefresh.bench.states import random_states
 
-    model = models.MODELS[model_name]()
+    fields = {}
+    if model_name in FIELD_CONFIGS:
+        from bench.research.model_fields import field_configs
+
+        model, fields = field_configs(n)[model_name]
+    else:
+        model = models.MODELS[model_name]()
     a, b = models.tracking_layout(model).columns
     qpos, qvel = random_states(model, n, seed=0)
-    r = mjrefresh.Refresher(model, sensor_ranges=[(a, b)], num_threads=1, engine=engine)
-    bound = r.bind(qpos, qvel, r.outputs(n))
+    r = mjrefresh.Refresher(
+        model, sensor_ranges=[(a, b)], num_threads=1, engine=engine, model_fields=tuple(fields)
+    )
+    bound = r.bind(qpos, qvel, r.outputs(n), model_fields=fields or None)
     rows = np.arange(n)
     for _ in range(calls):
         bound(rows)
@@ -83,6 +99,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1024, help="rows per refresh")
     parser.add_argument("--calls", type=int, default=4, help="K: refreshes of the short run")
+    parser.add_argument(
+        "--fields", action="store_true", help="per-environment model fields (model_fields configs)"
+    )
     parser.add_argument("--run", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -91,7 +110,8 @@ def main() -> None:
         return
     print("instructions per refreshed row (callgrind, 1 thread, K vs 4K refreshes)")
     print("  model     engine     N    K  Refresher::run")
-    for name, engine in CASES:
+    cases = [(c, "fast") for c in FIELD_CONFIGS] if args.fields else CASES
+    for name, engine in cases:
         for n in (args.n, 8):
             k = max(args.calls, args.calls * args.n // n // 8)
             short = instructions(name, engine, n, k, True)

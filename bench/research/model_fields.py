@@ -39,7 +39,10 @@ traffic floor (``python -m bench.research.threads``), ``per-env / template``
 cannot be below ``memory per-env / memory template``: the line after each
 thread count puts the two ratios side by side. With more than one thread the
 numpy floor runs on Python threads and may be slower than the template
-refresh itself; it bounds nothing then.
+refresh itself; it bounds nothing then. Both ratios are also given per round
+(``per round``: the two configurations timed next to each other in each
+interleaved round, median and min-max over the rounds), which a slower phase
+of a shared host does not skew the way it can skew a ratio of medians.
 
   python -m bench.research.model_fields                    # N=4096, threads 1 and all
   python -m bench.research.model_fields --readme bench/README.md
@@ -50,6 +53,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import mujoco
 import numpy as np
 
 from bench.common.cli import new_parser
@@ -91,6 +95,31 @@ def packed_fields(fields: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
+def field_configs(n: int) -> dict[str, tuple[mujoco.MjModel, dict[str, np.ndarray]]]:
+    """The timed configurations of N rows: (model, per-environment fields, empty
+    for none), in the order of the table (see the module docstring)."""
+    model = models.quadruped()
+    fields = random_fields(model, n, seed=1)
+    perturbed = models.quadruped()
+    for name, vals in fields.items():
+        getattr(perturbed, name)[...] = vals[0]
+    return {
+        "template": (model, {}),
+        "perturbed": (perturbed, {}),
+        "per-env": (model, fields),
+        "one-block": (model, {k: np.broadcast_to(v[:1], v.shape) for k, v in fields.items()}),
+        "packed": (model, packed_fields(fields)),
+    }
+
+
+def paired(samples: dict, num: tuple[str, str], den: tuple[str, str]) -> str:
+    """num / den per interleaved round (the two timed next to each other, so a
+    slower phase of the host cancels), as median (min-max)."""
+    ratios = [a / b for a, b in zip(samples[num], samples[den], strict=True)]
+    st = timing.summary(ratios)
+    return f"{st['median_s']:.3f} ({st['min_s']:.3f}-{st['max_s']:.3f})"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the model-fields table; with ``--readme``, write it into that README."""
     import mjrefresh
@@ -104,22 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--readme", type=Path, default=None)
     args = p.parse_args(argv)
 
-    model = models.quadruped()
+    configs = field_configs(args.n)
+    model, fields = configs["template"][0], configs["per-env"][1]
     layout = models.tracking_layout(model)
     qpos, qvel = random_states(model, args.n, seed=0)
-    fields = random_fields(model, args.n, seed=1)
     rows = np.arange(args.n)
-    perturbed = models.quadruped()
-    for name, vals in fields.items():
-        getattr(perturbed, name)[...] = vals[0]
-    one_block = {k: np.broadcast_to(v[:1], v.shape) for k, v in fields.items()}
-    configs = {
-        "template": (model, None),
-        "perturbed": (perturbed, None),
-        "per-env": (model, fields),
-        "one-block": (model, one_block),
-        "packed": (model, packed_fields(fields)),
-    }
     columns = sensor_columns(model, args.n, layout.columns)
     lines = [
         f"quadruped tracking, N={args.n}, every row dirty; fields: {', '.join(FIELDS)}",
@@ -174,9 +192,12 @@ def main(argv: list[str] | None = None) -> int:
                 f" packed / per-env {m['packed'] / m['per-env']:.3f}"
             )
             ratio = med[(engine, "per-env")] / med[(engine, "template")]
+            per_round = paired(samples, (engine, "per-env"), (engine, "template"))
+            floor_round = paired(samples, ("memory", "per-env"), ("memory", "template"))
             lines.append(
-                f"  {engine} T={threads}: per-env / template {ratio:.3f}; its memory floor"
-                f" {floor:.3f} (memory per-env / memory template); {ratio / floor:.3f}x that floor"
+                f"  {engine} T={threads}: per-env / template {ratio:.3f}, per round {per_round};"
+                f" its memory floor {floor:.3f}, per round {floor_round}"
+                f" (memory per-env / memory template); {ratio / floor:.3f}x that floor"
             )
         for r in engines.values():
             r.close()

@@ -1,6 +1,7 @@
 #include "fast/fast_engine.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -30,9 +31,15 @@ FastEngine::Vals FastEngine::row_vals(const Inputs& in, int64_t row) const {
 
 void FastEngine::prefetch(const Inputs& in, int64_t row) const {
   for (int f : sel_.model_fields) {
-    const char* p = reinterpret_cast<const char*>(in.fields[f].row(row));
-    const int64_t bytes = in.fields[f].cols * static_cast<int64_t>(sizeof(double));
-    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);  // 64-byte lines
+    // Every 64-byte line the block touches: a block that does not start on
+    // a line ends in one more line than its bytes / 64 (stepping 64 bytes
+    // from its start missed that last line).
+    const double* block = in.fields[f].row(row);
+    const auto first = reinterpret_cast<uintptr_t>(block) & ~uintptr_t{63};
+    const auto last = reinterpret_cast<uintptr_t>(block + in.fields[f].cols - 1);
+    for (uintptr_t line = first; line <= last; line += 64) {
+      __builtin_prefetch(reinterpret_cast<const char*>(line));
+    }
   }
 }
 

@@ -359,8 +359,8 @@ class FastEngine final : public RowEngine {
   template <class T, class R, class K>
   void kinematics(StateT<T>* st, T* anchors, const T* half, bool finite, R qpos, R qvel,
                   R mocap_pos, R mocap_quat, const K& kv, bool want_vel, bool want_body_vel) const;
-  template <class T, class K>
-  auto unit_quat_lanes(const Body& b, const K& kv) const;
+  template <class T, class U>
+  static auto unit_quat_lanes(const U q[4]);
   template <class T, class M, class K>
   void axes_from_mat(int s, const StateT<T>& x, T* anchors, const T* half, bool check_lanes,
                      M unit_q, const K& kv) const;

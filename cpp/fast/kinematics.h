@@ -205,13 +205,12 @@ template <class T, class R>
   }
 }
 
-// Per lane (a bool for one row, all ones per lane for a pair): whether the
-// row's own body_quat of b (given per row) is unit to kUnitQuatTol.
-template <class T, class K>
-[[gnu::always_inline]] inline auto FastEngine::unit_quat_lanes(const Body& b, const K& kv) const {
+// Per lane (a bool for one row, all ones per lane for a pair or quad):
+// whether a body's own body_quat q (given per row; U = double or the lanes'
+// vector) is unit to kUnitQuatTol.
+template <class T, class U>
+[[gnu::always_inline]] inline auto FastEngine::unit_quat_lanes(const U q[4]) {
   using namespace fast;
-  using U = std::decay_t<decltype(kv.body_quat(b, 0))>;  // double, or V2 per lane
-  const U q[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2), kv.body_quat(b, 3)};
   const U sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0;
   auto unit = T{} == T{};
   if constexpr (std::is_same_v<U, double>) {
@@ -308,8 +307,36 @@ template <class T, class R, class K>
   for (int s = 1; s < nslot; ++s) {
     const Body& b = bodies_[s];
     StateT<T>& x = st[s];
+    // Per row (FieldKin), the body's own quaternion is read once for the
+    // unit check and the pose: each read gathers the lanes' rows, and the
+    // compiler cannot merge two reads across the stores between them. The
+    // quadruped tracking refresh with body_pos, body_quat and jnt_axis per
+    // row went from 3401 to 3271 instructions per row (callgrind, AVX2
+    // quads; python -m bench.research.instructions --fields). The
+    // template's values (TemplateKin) are read where used, as before.
+    constexpr bool per_row = !std::is_same_v<K, TemplateKin>;
+    U bquat[4];
+    if constexpr (per_row) {
+      if (declared_[kBodyQuat] ||
+          (b.kind != Body::kFree && b.kind != Body::kMocap && (b.parent == 0 || !b.unit_quat))) {
+        for (int k = 0; k < 4; ++k) bquat[k] = kv.body_quat(b, k);
+      } else {
+        // Not read: set only so that no path reads it unset (zeroing it for
+        // every body instead cost 65 instructions per row).
+        for (int k = 0; k < 4; ++k) bquat[k] = U{};
+      }
+    }
+    const auto own_quat = [&](int k) {
+      if constexpr (per_row) {
+        return bquat[k];
+      } else {
+        return kv.body_quat(b, k);
+      }
+    };
     auto unit_q = T{} == T{};  // per lane: this body's quaternion unit (the template's: planned)
-    if (check_lanes && declared_[kBodyQuat]) unit_q = unit_quat_lanes<T>(b, kv);
+    if constexpr (per_row) {
+      if (check_lanes && declared_[kBodyQuat]) unit_q = unit_quat_lanes<T>(bquat);
+    }
     if (b.kind == Body::kFree) {
       for (int k = 0; k < 3; ++k) x.pos[k] = qpos[b.qadr + k];
       for (int k = 0; k < 4; ++k) x.quat[k] = qpos[b.qadr + 3 + k];
@@ -336,7 +363,7 @@ template <class T, class R, class K>
       } else if (b.parent == 0) {
         // Parent is the world: mj_kinematics copies body_pos/body_quat.
         for (int k = 0; k < 3; ++k) x.pos[k] = T{} + kv.body_pos(b, k);
-        for (int k = 0; k < 4; ++k) x.quat[k] = T{} + kv.body_quat(b, k);
+        for (int k = 0; k < 4; ++k) x.quat[k] = T{} + own_quat(k);
       } else {
         // A zero offset or a unit rotation gives the parent's values exactly
         // (for finite input); skipping them saves a third of a body's work.
@@ -353,9 +380,8 @@ template <class T, class R, class K>
         if (b.unit_quat) {
           copy4(x.quat, p.quat);
         } else {
-          const U bquat[4] = {kv.body_quat(b, 0), kv.body_quat(b, 1), kv.body_quat(b, 2),
-                              kv.body_quat(b, 3)};
-          mul_quat(x.quat, p.quat, bquat);
+          const U q[4] = {own_quat(0), own_quat(1), own_quat(2), own_quat(3)};
+          mul_quat(x.quat, p.quat, q);
         }
       }
       // xaxis is only read by the velocities (and slides).
