@@ -57,7 +57,7 @@ import mujoco
 import numpy as np
 
 from bench.common.cli import new_parser
-from bench.common.output import print_table
+from bench.common.output import median_range, print_table
 from bench.common.traffic import refresh_traffic, rows_read, sensor_columns
 from mjrefresh import models
 from mjrefresh.bench import envinfo, timing
@@ -115,9 +115,7 @@ def field_configs(n: int) -> dict[str, tuple[mujoco.MjModel, dict[str, np.ndarra
 def paired(samples: dict, num: tuple[str, str], den: tuple[str, str]) -> str:
     """num / den per interleaved round (the two timed next to each other, so a
     slower phase of the host cancels), as median (min-max)."""
-    ratios = [a / b for a, b in zip(samples[num], samples[den], strict=True)]
-    st = timing.summary(ratios)
-    return f"{st['median_s']:.3f} ({st['min_s']:.3f}-{st['max_s']:.3f})"
+    return median_range([a / b for a, b in zip(samples[num], samples[den], strict=True)])
 
 
 def main(argv: list[str] | None = None) -> int:
