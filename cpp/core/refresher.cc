@@ -173,16 +173,17 @@ RunResult Refresher::run(const int64_t* rows, int64_t num_rows, const Inputs& in
       if (begin >= num_rows) break;
       const int64_t end = std::min(begin + chunk, num_rows);
       int64_t i = begin;
+      // The engine's hints for the chunk's rows from..from+3 (per-row model
+      // field blocks; only when hints).
+      const auto hint_quad = [&](int64_t from) {
+        for (int64_t k = from; k < from + 4 && k < end; ++k) engine.prefetch(in, rows[k]);
+      };
       for (int64_t k = begin; k < begin + kPrefetchRows; ++k) prefetch_row(mirror, rows, k, end);
       if (quads) {
-        if (hints) {  // the chunk's first quad: nothing before it in this chunk started it
-          for (int64_t k = begin; k < begin + 4 && k < end; ++k) engine.prefetch(in, rows[k]);
-        }
+        if (hints) hint_quad(begin);  // the chunk's first quad: nothing before it here started it
         for (; i + 3 < end; i += 4) {
           for (int k = 0; k < 4; ++k) prefetch_row(mirror, rows, i + kPrefetchRows + k, end);
-          if (hints) {  // the next quad's rows
-            for (int k = 4; k < 8 && i + k < end; ++k) engine.prefetch(in, rows[i + k]);
-          }
+          if (hints) hint_quad(i + 4);  // the next quad's rows
           engine.refresh_quad(t, rows + i, in, out);
           if (mirror) {
             for (int k = 0; k < 4; ++k) mirror->copy(rows[i + k]);

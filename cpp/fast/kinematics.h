@@ -335,7 +335,7 @@ template <class T, class R, class K>
     };
     auto unit_q = T{} == T{};  // per lane: this body's quaternion unit (the template's: planned)
     if constexpr (per_row) {
-      if (check_lanes && declared_[kBodyQuat]) unit_q = unit_quat_lanes<T>(bquat);
+      if (declared_[kBodyQuat]) unit_q = unit_quat_lanes<T>(bquat);  // check_lanes holds then
     }
     if (b.kind == Body::kFree) {
       for (int k = 0; k < 3; ++k) x.pos[k] = qpos[b.qadr + k];
