@@ -199,8 +199,9 @@ def test_posvel_columns(tmp_path):
 
 def test_model_fields_tool_prints_its_memory_floor():
     """bench.research.model_fields at its smallest setting: every engine row,
-    the two memory-traffic rows and, per engine, the line putting per-env /
-    template next to its memory floor (no timing assertions)."""
+    the two memory-traffic rows and, per engine, the lines putting per-env /
+    template next to its memory floor and its arithmetic floor (no timing
+    assertions)."""
     cmd = [sys.executable, "-m", "bench.research.model_fields", "--n", "32", "--threads", "1"]
     cmd += ["--repeats", "1", "--min-sample", "0"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
@@ -215,6 +216,11 @@ def test_model_fields_tool_prints_its_memory_floor():
     # the ratios per interleaved round: median (min-max)
     assert re.search(
         r"fast T=1: per-env / template [\d.]+, per round [\d.]+ \([\d.]+-[\d.]+\)", proc.stdout
+    )
+    # and the ratio's arithmetic floor: the perturbed model against the template
+    assert re.search(
+        r"fast T=1: arithmetic floor perturbed / template [\d.]+, per round [\d.]+ \([\d.]+-[\d.]+\)",
+        proc.stdout,
     )
 
 

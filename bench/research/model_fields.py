@@ -25,6 +25,14 @@ per-environment arrays (numpy sums, the rows split over the threads as in
 arithmetic of randomised values is the ``perturbed`` refresh's).
 ``per-env`` at or below ``floor`` reads the values at memory speed.
 
+``perturbed / template`` is the arithmetic floor of the ratio itself: the
+same engine on the same randomised values with nothing read per row (each
+value a constant of the model, planned once). Randomised values need the
+arithmetic the template's shortcuts skip (a zero offset, an identity
+rotation, an axis-aligned hinge); per-env does that arithmetic and reads its
+values per row besides, so ``per-env / template`` cannot be below it. The
+tool prints it per round after each engine's lines.
+
 ``packed`` is ``per-env`` with each row's three value blocks side by side in
 one (N, 137) array (the fields are strided views into it), where a backend's
 expanded arrays lay them out per field: whether packing a row's values next to
@@ -196,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {engine} T={threads}: per-env / template {ratio:.3f}, per round {per_round};"
                 f" its memory floor {floor:.3f}, per round {floor_round}"
                 f" (memory per-env / memory template); {ratio / floor:.3f}x that floor"
+            )
+            arith = med[(engine, "perturbed")] / med[(engine, "template")]
+            arith_round = paired(samples, (engine, "perturbed"), (engine, "template"))
+            lines.append(
+                f"  {engine} T={threads}: arithmetic floor perturbed / template {arith:.3f},"
+                f" per round {arith_round} (the randomised values' own arithmetic, nothing read"
+                " per row: per-env / template cannot be below it)"
             )
         for r in engines.values():
             r.close()
