@@ -178,6 +178,28 @@ def test_another_models_arrays_are_rejected():
         )
 
 
+def test_real_numpy_scalar_times_are_read_as_values():
+    # np.float32(1.5) was viewed as a 0-d float32 array and refused by dtype
+    # ("convert once with time.astype(np.float64) and keep that array"): a
+    # scalar is a value, read like a Python float, whatever its numpy type.
+    m = mujoco.MjModel.from_xml_string(BAD_INPUT_XML)
+    r = mjrefresh.Refresher(m, sensors=["clock"])
+    out = r.outputs(3)
+    for t in (np.float32(1.5), np.float16(0.25), np.longdouble(3.5), np.int64(2), np.uint8(7)):
+        out.sensordata[:] = -1
+        r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=t)
+        assert (out.sensordata[:, 6] == float(t)).all(), type(t).__name__
+    if np.finfo(np.longdouble).max > np.finfo(np.float64).max:  # x86-64: 80-bit
+        with pytest.raises(
+            ValueError,
+            match=r"^time: expected a value a float64 holds, got a number of type longdouble too",
+        ):
+            r.refresh(
+                np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=np.longdouble("1e400")
+            )
+    assert (out.sensordata[:, 6] == 7).all()  # the refused call wrote nothing
+
+
 def test_scalar_times_that_are_not_real_numbers_are_refused_by_what_they_are():
     # True was "expected a numpy array", an int past float64 "expected a real
     # scalar ... got int"; numpy's complex and bool scalars were read as times.
@@ -203,3 +225,25 @@ def test_scalar_times_that_are_not_real_numbers_are_refused_by_what_they_are():
         with pytest.raises(exc, match=match):
             r.refresh(np.arange(3), np.zeros((3, 8)), np.zeros((3, 7)), out, time=t)
     assert (out.sensordata[:, 6] == 2.5).all()
+
+
+def test_zero_width_states_are_checked_like_any_other():
+    # A model without joints has nq = nv = 0: its (N, 0) qpos/qvel were not
+    # checked at all, so a uint64 or mis-shaped qvel was accepted.
+    m = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body pos="0 0 1"><geom size=".1"/><site name="s"/></body>'
+        '</worldbody><sensor><framepos objtype="site" objname="s"/></sensor></mujoco>'
+    )
+    r = mjrefresh.Refresher(m, sensors=[0])
+    out = r.outputs(2)
+    qpos, qvel = np.zeros((2, 0)), np.zeros((2, 0))
+    assert r.refresh(np.arange(2), qpos, qvel, out) == 2
+    assert (out.sensordata == [0, 0, 1]).all()
+    out.sensordata[:] = -1
+    with pytest.raises(TypeError, match=r"^qvel: expected dtype float64, got uint64"):
+        r.refresh([], qpos, np.zeros((2, 0), np.uint64), out)
+    with pytest.raises(ValueError, match=r"^qpos: expected shape \(2, 0\)"):
+        r.refresh(np.arange(2), np.zeros((2, 3)), qvel, out)
+    with pytest.raises(TypeError, match=r"^time: expected a numpy array .*got list; convert it"):
+        r.refresh(np.arange(2), qpos, qvel, out, time=[0.5, 0.5])
+    assert (out.sensordata == -1).all()  # the refused calls wrote nothing

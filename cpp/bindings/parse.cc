@@ -139,8 +139,12 @@ void parse_inputs(CallArrays& c, const mjModel* m, const Selection& sel, nb::dic
       }
       continue;
     }
-    if (items == 0) continue;  // mocap arrays of a model without mocap bodies: unused
-    c.in.in[i] = input_view(c, m, i, obj, num_envs ? nullptr : kNFromQpos);
+    // Mocap arrays of a model without mocap bodies: unused, not checked.
+    if (items == 0 && info.need == Need::kIfCounted) continue;
+    const RowView<const double> view = input_view(c, m, i, obj, num_envs ? nullptr : kNFromQpos);
+    // A zero-width qpos or qvel (nq or nv 0) is checked like any other (its
+    // dtype and shape), then left unset: nothing reads it.
+    if (items > 0) c.in.in[i] = view;
   }
 }
 

@@ -91,9 +91,20 @@ def _native_viewable(name: str, obj: Any) -> Any:
     """`obj`, or a numpy view of it when only numpy can view it in place (an
     ``__array_interface__`` exporter without DLPack or the buffer protocol,
     which the native core cannot read); the view remembers `obj`
-    (outputs.exporter) so that a bound call notices if its memory moves."""
+    (outputs.exporter) so that a bound call notices if its memory moves. A
+    real numpy scalar (``np.float32(1.5)`` as a ``time``) is a value like a
+    Python float, not an array to read in place: it is passed on as it is
+    and the core reads it as a float64 (numpy's bool and complex scalars
+    stay 0-d arrays, refused by their dtype)."""
+    if isinstance(obj, np.floating) and np.isfinite(obj) and not np.isfinite(np.float64(obj)):
+        # a longdouble past float64's range (float() would give inf), refused as
+        # the core refuses such a Python int
+        raise ValueError(
+            f"{name}: expected a value a float64 holds, got a number of type "
+            f"{type(obj).__name__} too large for it"
+        )
     if (
-        isinstance(obj, np.ndarray)
+        isinstance(obj, (np.ndarray, np.floating, np.integer))
         or hasattr(obj, "__dlpack__")
         or not hasattr(obj, "__array_interface__")
     ):
@@ -346,8 +357,9 @@ class Refresher(NotCopyable):
                 (:data:`mjrefresh.outputs.INPUT_NAMES`), by name:
                 ``mocap_pos``, ``mocap_quat``: ``(N, nmocap, 3|4)`` float64,
                 required when the model has mocap bodies; ``time``: ``d.time``
-                per row (scalar or ``(N,)``), required when a clock sensor is
-                selected, otherwise 0.
+                per row (a real scalar, a numpy one included, or an ``(N,)``
+                float64 array), required when a clock sensor is selected,
+                otherwise 0.
 
         Returns:
             The number of rows refreshed.

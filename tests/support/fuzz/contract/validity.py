@@ -116,12 +116,9 @@ def expectation(
         except ValueError:
             broken.add("time")
     elif isinstance(t, (list, tuple)):
-        try:
-            ta = np.asarray(t, dtype=np.float64)
-            if ta.shape != (n,):
-                broken.add("time")
-        except (TypeError, ValueError):
-            broken.add("time")
+        # per-row times as a list would be a copy (a bound call would read a
+        # snapshot of them): refused with the np.asarray fix, as for every input
+        broken.add("time")
     else:
         broken.add("time")
 
