@@ -7,6 +7,7 @@ state values."""
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 import pytest
 from support import engine_models
@@ -72,6 +73,11 @@ def test_avx2_and_sse2_builds_give_the_same_bits(avx2, monkeypatch, name, dtype,
     state["qpos"][11, -3] = -np.inf
     state["qvel"][9, 0] = np.inf
     state["qpos"][65, -1] = np.nan  # in the pair
+    hinges = np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE)
+    if hinges.size:
+        # the pair's first hinge not finite in one row: the AVX2 pair pass
+        # then skipped an odd last hinge's terms in both rows (humanoid)
+        state["qpos"][64, m.jnt_qposadr[hinges[0]]] = np.inf
     fields = random_fields(m, FIELDS, N + 1, seed=4) if with_fields else None
     a = _outputs(monkeypatch, "sse2", m, state, dtype, fields)
     b = _outputs(monkeypatch, "avx2", m, state, dtype, fields)

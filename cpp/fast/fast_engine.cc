@@ -246,7 +246,12 @@ void FastEngine::refresh_quad(int t, const int64_t rows[4], const Inputs& in, co
   }
   bool all = all_lanes(finite);
   if (i < nh) {  // an odd hinge: two lanes, as half_angles
-    all = all && all_lanes(half_angle(hinges_[i], Row2{{qpos_a, qpos_b}}, half));
+    // Computed whatever `all` says: behind `all &&` it was skipped once an
+    // earlier angle was not finite in either row, and the pose pass then
+    // read the last hinge's terms left by another call (the other row
+    // wrong too, not only the row with the non-finite angle).
+    const bool last = all_lanes(half_angle(hinges_[i], Row2{{qpos_a, qpos_b}}, half));
+    all = all && last;
   }
   return all;
 }
