@@ -98,6 +98,12 @@ def gen_construction(rng: random.Random) -> str:
             ints = [i for i in range(min(count, 2))]
             extra.append(f"kwargs[{key!r}] = [np.int64(i) for i in {ints!r}]  # numpy ints\n")
             val, b = ints, None
+            if key == "sensors":  # an acceleration-stage one among them is refused by name
+                mentions.extend(
+                    str(_name(m, OBJ.mjOBJ_SENSOR, i))
+                    for i in ints
+                    if int(m.sensor_needstage[i]) == mujoco.mjtStage.mjSTAGE_ACC
+                )
         elif v == "str_single":
             val, b = (good[0] if good and isinstance(good[0], str) else "no_such_thing"), None
         elif v == "empty":
