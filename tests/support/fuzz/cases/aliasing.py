@@ -150,9 +150,13 @@ def gen_aliasing(rng: random.Random) -> str:
             )
         else:
             code += (
-                "# dirty: a bool view of byte 0 of each row of qpos itself\n"
+                "# dirty: a bool view of byte 0 of each row of qpos itself (a model\n"
+                "# without joints has no qpos bytes: a buffer beside it then)\n"
                 "args['qpos'] = args['qpos'].copy()\n"
-                "args['dirty'] = c.bool_view_into(args['qpos'], byte=0)\n"
+                "if model.nq:\n"
+                "    args['dirty'] = c.bool_view_into(args['qpos'], byte=0)\n"
+                "else:\n"
+                "    args['dirty'] = c.bool_view_into(np.zeros((n, 1)), byte=0)\n"
             )
         code += f"args['dirty'][{ids!r}] = True\n"
     elif kind == "time_in_out":
