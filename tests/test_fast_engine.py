@@ -21,6 +21,7 @@ from support.engine_models import (
 )
 from support.oracle import expected_outputs
 from support.random_trees import build_tree, kinematic_trees
+from support.runs import refresh_all as run
 from support.sensors import non_acc_sensors as fast_sensors
 from support.sensors import pos_vel_columns
 from support.states import random_states_unnormalised as random_states
@@ -35,23 +36,6 @@ OBJ = mujoco.mjtObj
 NROWS = 10_000
 POS_TOL = 1e-12
 VEL_TOL = 1e-10
-
-
-def run(m, state, engine, *, bodies, rel, sites, sensors, threads=1, dtype=np.float64):
-    r = mjrefresh.Refresher(
-        m,
-        bodies=bodies,
-        relative_to=rel,
-        sites=sites,
-        sensors=sensors,
-        num_threads=threads,
-        engine=engine,
-    )
-    n = state["qpos"].shape[0]
-    out = r.outputs(n, dtype=dtype)
-    r.refresh(np.arange(n), **state, out=out)
-    r.close()
-    return r.plan, out
 
 
 # Model cases: (model name, bodies, relative_to, sites, sensors).

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from support.models import RICH_BODIES
 from support.oracle import forward_with_model_fields
 from support.random_trees import build_tree, kinematic_trees
+from support.runs import refresh_all
 from support.sensors import pos_vel_sensor_names, stage_columns
 from support.states import random_fields, random_states, state_inputs
 
@@ -186,24 +187,11 @@ def test_auto_picks_fast_for_quadruped_tracking_with_fields():
 def _fast_vs_exact(m, states, fields, *, bodies, rel, sites, sensors, threads=2):
     """(fast outputs, exact outputs, fast sensor ids): the same selection and
     the same per-row values on both engines."""
-    n = states["qpos"].shape[0]
     outs = {}
     for engine in ENGINES:
-        r = mjrefresh.Refresher(
-            m,
-            bodies=bodies,
-            relative_to=rel,
-            sites=sites,
-            sensors=sensors,
-            num_threads=threads,
-            engine=engine,
-            model_fields=tuple(fields),
-        )
-        assert r.plan.engine == engine
-        out = r.outputs(n)
-        r.refresh(np.arange(n), **states, out=out, model_fields=fields)
-        r.close()
-        outs[engine] = out
+        kw = {"bodies": bodies, "rel": rel, "sites": sites, "sensors": sensors, "threads": threads}
+        plan, outs[engine] = refresh_all(m, states, engine, model_fields=fields, **kw)
+        assert plan.engine == engine
     return outs["fast"], outs["exact"]
 
 
