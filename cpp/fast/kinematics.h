@@ -55,6 +55,15 @@ struct FastEngine::FieldKin {
   auto body_quat(const B& b, int k) const {
     return v.body_quat[4 * b.id + k];
   }
+  // q[k] = body_quat(b, k) for k < 4; a quad's four rows by one transpose.
+  template <class B, class U>
+  [[gnu::always_inline]] void body_quat4(const B& b, U q[4]) const {
+    if constexpr (requires { v.body_quat.transposed4(0, q); }) {
+      v.body_quat.transposed4(4 * b.id, q);
+    } else {
+      for (int k = 0; k < 4; ++k) q[k] = body_quat(b, k);
+    }
+  }
   template <class J>
   auto jnt_pos(const J& j, int k) const {
     return v.jnt_pos[3 * j.id + k];
@@ -83,6 +92,30 @@ struct RowL {
     } else {
       return V{p[0][i], p[1][i], p[2][i], p[3][i]};
     }
+  }
+  // Quads: out[k] = (*this)[i + k] for k < 4, the same values read as one
+  // 32-byte load per row and a 4x4 transpose (12 instructions, not 20).
+  // Used for per-row body_quat: 3231 -> 3208 instructions per row on the
+  // quadruped tracking refresh with body_pos, body_quat and jnt_axis per row
+  // (callgrind; python -m bench.research.instructions --fields). Not for
+  // three-value blocks: a 32-byte load would read past a row's last one.
+  [[gnu::always_inline]] void transposed4(int i, V out[4]) const
+    requires(L == 4)
+  {
+    // Unaligned 32-byte loads, as the lanes of a V4 (may alias doubles).
+    typedef double Load [[gnu::vector_size(32), gnu::aligned(8), gnu::may_alias]];
+    const V a = *reinterpret_cast<const Load*>(p[0] + i);
+    const V b = *reinterpret_cast<const Load*>(p[1] + i);
+    const V c = *reinterpret_cast<const Load*>(p[2] + i);
+    const V d = *reinterpret_cast<const Load*>(p[3] + i);
+    const V t0 = shuffle4<0, 4, 2, 6>(a, b);  // a0 b0 a2 b2
+    const V t1 = shuffle4<1, 5, 3, 7>(a, b);  // a1 b1 a3 b3
+    const V t2 = shuffle4<0, 4, 2, 6>(c, d);  // c0 d0 c2 d2
+    const V t3 = shuffle4<1, 5, 3, 7>(c, d);  // c1 d1 c3 d3
+    out[0] = shuffle4<0, 1, 4, 5>(t0, t2);
+    out[1] = shuffle4<0, 1, 4, 5>(t1, t3);
+    out[2] = shuffle4<2, 3, 6, 7>(t0, t2);
+    out[3] = shuffle4<2, 3, 6, 7>(t1, t3);
   }
 };
 using Row2 = RowL<2>;
@@ -298,11 +331,7 @@ template <class T, class R, class K>
                                                           bool want_body_vel) const {
   using namespace fast;
   using U = std::decay_t<decltype(kv.body_pos(bodies_[0], 0))>;  // double, or V2 per lane
-  // Whether a lane may not take a hinge's axis from xmat (mat_axis_lanes):
-  // asked per hinge only then (rare: a non-finite angle, or per-row
-  // body_quat).
-  const bool check_lanes = !finite || declared_[kBodyQuat];
-
+  const bool check_any = !finite || declared_[kBodyQuat];        // some body may need check_lanes
   const int nslot = static_cast<int>(bodies_.size());
   for (int s = 1; s < nslot; ++s) {
     const Body& b = bodies_[s];
@@ -319,7 +348,7 @@ template <class T, class R, class K>
     if constexpr (per_row) {
       if (declared_[kBodyQuat] ||
           (b.kind != Body::kFree && b.kind != Body::kMocap && (b.parent == 0 || !b.unit_quat))) {
-        for (int k = 0; k < 4; ++k) bquat[k] = kv.body_quat(b, k);
+        kv.body_quat4(b, bquat);
       } else {
         // Not read: set only so that no path reads it unset (zeroing it for
         // every body instead cost 65 instructions per row).
@@ -334,8 +363,20 @@ template <class T, class R, class K>
       }
     };
     auto unit_q = T{} == T{};  // per lane: this body's quaternion unit (the template's: planned)
+    // Whether a lane may not take one of this body's hinge axes from xmat
+    // (mat_axis_lanes), asked per hinge only then: some angle is not finite,
+    // or this body's per-row quaternion is not unit in some lane. Decided
+    // per body, not for every body once body_quat is per row: without the
+    // per-hinge lane masks of unit rows, the quadruped tracking refresh with
+    // body_pos, body_quat and jnt_axis per row went from 3285 to 3231
+    // instructions per row (callgrind, AVX2 quads; python -m
+    // bench.research.instructions --fields).
+    bool check_lanes = check_any;
     if constexpr (per_row) {
-      if (declared_[kBodyQuat]) unit_q = unit_quat_lanes<T>(bquat);  // check_lanes holds then
+      if (declared_[kBodyQuat]) {
+        unit_q = unit_quat_lanes<T>(bquat);
+        check_lanes = !finite || !all_lanes(unit_q);
+      }
     }
     if (b.kind == Body::kFree) {
       for (int k = 0; k < 3; ++k) x.pos[k] = qpos[b.qadr + k];
