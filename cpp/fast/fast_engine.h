@@ -20,8 +20,8 @@
 // - Files (one class, its members by file): fast_engine.cc (refresh_row,
 //   refresh_pair, the per-row values), plan.cc (visit planning,
 //   constructor), kinematics.h (pose and velocity pass, header-only so it
-//   inlines into fast_engine.cc's
-//   refresh_row/refresh_pair), sensors.cc (frame sensor maths), subtree.cc
+//   inlines into fast_engine.cc's refresh_row/refresh_pair; lanes.h, how
+//   it reads rows into lanes), sensors.cc (frame sensor maths), subtree.cc
 //   (subtree CoM, velocity and momentum: every body of the subtree is
 //   visited, with velocities for the momenta), joint_space.cc (tendon and
 //   actuator sensors: qpos/qvel only, no body visited), emit.cc (output
