@@ -20,7 +20,9 @@ import mujoco
 
 S = mujoco.mjtSensor
 OBJ = mujoco.mjtObj
-HINGE_OR_SLIDE = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+# As ints: MuJoCo 4.0's enums do not compare equal to numpy's integers.
+HINGE_OR_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+BALL = int(mujoco.mjtJoint.mjJNT_BALL)
 
 GYMNASIUM_MISSING = "gymnasium is not installed (pip install gymnasium==1.4.0)"
 
@@ -84,11 +86,11 @@ def with_sensors(path: Path) -> mujoco.MjModel | None:
             if body and (reftype is None or parent):
                 add(kind, objtype, body, reftype, parent)
     for j in range(plain.njnt):
-        joint, jtype = name_of(OBJ.mjOBJ_JOINT, j), plain.jnt_type[j]
+        joint, jtype = name_of(OBJ.mjOBJ_JOINT, j), int(plain.jnt_type[j])
         if joint and jtype in HINGE_OR_SLIDE:
             add(S.mjSENS_JOINTPOS, OBJ.mjOBJ_JOINT, joint)
             add(S.mjSENS_JOINTVEL, OBJ.mjOBJ_JOINT, joint)
-        elif joint and jtype == mujoco.mjtJoint.mjJNT_BALL:
+        elif joint and jtype == BALL:
             add(S.mjSENS_BALLQUAT, OBJ.mjOBJ_JOINT, joint)
             add(S.mjSENS_BALLANGVEL, OBJ.mjOBJ_JOINT, joint)
     for s in range(plain.nsite):
