@@ -11,6 +11,7 @@ of these robots declare few or none of their own.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import warnings
@@ -59,9 +60,10 @@ def zoo_paths() -> list[Path]:
     return [p for d in dirs if d is not None for p in sorted(d.rglob("*.xml"))]
 
 
+@functools.cache  # the parity fixture and the zoo's self-check share each model
 def with_sensors(path: Path) -> mujoco.MjModel | None:
     """`path` compiled with the sensors above added (None: it is not a whole
-    model, e.g. a file that other files include)."""
+    model, e.g. a file that other files include). Callers must not edit it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -93,18 +95,14 @@ def with_sensors(path: Path) -> mujoco.MjModel | None:
         elif joint and jtype == BALL:
             add(S.mjSENS_BALLQUAT, OBJ.mjOBJ_JOINT, joint)
             add(S.mjSENS_BALLANGVEL, OBJ.mjOBJ_JOINT, joint)
-    for s in range(plain.nsite):
-        for kind in SITE_SENSORS:
-            if name_of(OBJ.mjOBJ_SITE, s):
-                add(kind, OBJ.mjOBJ_SITE, name_of(OBJ.mjOBJ_SITE, s))
-    for a in range(plain.nu):
-        if name_of(OBJ.mjOBJ_ACTUATOR, a):
-            add(S.mjSENS_ACTUATORPOS, OBJ.mjOBJ_ACTUATOR, name_of(OBJ.mjOBJ_ACTUATOR, a))
-            add(S.mjSENS_ACTUATORVEL, OBJ.mjOBJ_ACTUATOR, name_of(OBJ.mjOBJ_ACTUATOR, a))
-    for t in range(plain.ntendon):
-        if name_of(OBJ.mjOBJ_TENDON, t):
-            add(S.mjSENS_TENDONPOS, OBJ.mjOBJ_TENDON, name_of(OBJ.mjOBJ_TENDON, t))
-            add(S.mjSENS_TENDONVEL, OBJ.mjOBJ_TENDON, name_of(OBJ.mjOBJ_TENDON, t))
+    for obj, count_of, kinds in (
+        (OBJ.mjOBJ_SITE, plain.nsite, SITE_SENSORS),
+        (OBJ.mjOBJ_ACTUATOR, plain.nu, (S.mjSENS_ACTUATORPOS, S.mjSENS_ACTUATORVEL)),
+        (OBJ.mjOBJ_TENDON, plain.ntendon, (S.mjSENS_TENDONPOS, S.mjSENS_TENDONVEL)),
+    ):
+        for name in filter(None, (name_of(obj, i) for i in range(count_of))):
+            for kind in kinds:
+                add(kind, obj, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return spec.compile()
