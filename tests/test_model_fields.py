@@ -188,8 +188,8 @@ def _fast_vs_exact(m, states, fields, *, bodies, rel, sites, sensors, threads=2)
     """(fast outputs, exact outputs, fast sensor ids): the same selection and
     the same per-row values on both engines."""
     outs = {}
+    kw = {"bodies": bodies, "rel": rel, "sites": sites, "sensors": sensors, "threads": threads}
     for engine in ENGINES:
-        kw = {"bodies": bodies, "rel": rel, "sites": sites, "sensors": sensors, "threads": threads}
         plan, outs[engine] = refresh_all(m, states, engine, model_fields=fields, **kw)
         assert plan.engine == engine
     return outs["fast"], outs["exact"]
